@@ -1,0 +1,666 @@
+"""The batch simulator: every rule of *Startups* is written here, once, for B games at once.
+
+Layout: every field of :class:`State` keeps the **game axis last**, so each per-company or
+per-seat quantity is a contiguous length-B row and a rule becomes a handful of whole-row
+numpy operations. Seats are padded to ``MAX_PLAYERS``; each game has its own
+``num_players``, current player and phase.
+
+Market cards of one company differ only in the coins on them (RULES.md, decision 2), and
+coins are always laid on *every* card of a company at once, so the market of a company is
+a FIFO queue kept as a ring buffer of *stamps*: ``paid[c]`` counts the coins laid on each
+card of company c so far, and a card stores the value of ``paid[c]`` when it entered; its
+coins are ``paid[c] - stamp``. A draw is then one add per company instead of one per card.
+
+Public API: :class:`Simulator` (reset / legal_mask / observe / step); :class:`State` is
+exposed for search bots and tests that need to copy or inspect games.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import NamedTuple
+
+import numpy as np
+
+from .rules import (
+    COMPANY_SIZES,
+    DECK_SIZE,
+    HAND_SIZE,
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    NUM_ACTIONS,
+    NUM_COMPANIES,
+    NUM_REMOVED,
+    PUT_PHASE,
+    ROUND_CHIPS,
+    SCORE_REWARD_SCALE,
+    SORTED_DECK,
+    STARTING_COINS,
+    TAKE_PHASE,
+    Action,
+    Rules,
+    action_to_string,
+)
+
+P, C = MAX_PLAYERS, NUM_COMPANIES
+SLOTS = max(COMPANY_SIZES)  # market ring-buffer slots per company
+_SIZES = np.array(COMPANY_SIZES, dtype=np.int16)
+_SORTED_DECK = np.array(SORTED_DECK, dtype=np.int8)
+_NO_ONE = -1
+_COMPANY_COLUMN = np.arange(C, dtype=np.int8)[:, None]
+
+
+@dataclass
+class State:
+    """B games, game axis last. Padded seats (>= num_players) hold zeros."""
+
+    hand: np.ndarray  # int8[P, C, B]   cards of each company in each seat's hidden hand
+    portfolio: np.ndarray  # int8[P, C, B]   face-up cards of each company per seat
+    known: np.ndarray  # int8[P, C, B]  hand cards everyone knows of: taken from the market, not provably played since
+    coins: np.ndarray  # int16[P, B]     1-point coin balance (only scoring can make it negative)
+    chip: np.ndarray  # int8[C, B]      seat holding each company's anti-monopoly chip, -1 none
+    market_count: np.ndarray  # int8[C, B]  cards of each company in the market
+    market_head: np.ndarray  # int8[C, B]  ring slot of the oldest (richest) market card
+    market_paid: np.ndarray  # int16[C, B] coins laid on each card of company c so far
+    market_stamp: np.ndarray  # int16[C, SLOTS, B]  market_paid when the card in a slot entered
+    market_coins: np.ndarray  # int16[C, B] total coins on the market cards of company c
+    deck: np.ndarray  # int8[45, B]     this round's deck in canonical order (removed, hands, pile)
+    pile_pos: np.ndarray  # int8[B]     index into deck of the next pile card; 45 = exhausted
+    num_players: np.ndarray  # int8[B]
+    current: np.ndarray  # int8[B]      seat to act
+    phase: np.ndarray  # int8[B]        0 take, 1 put-down
+    barred: np.ndarray  # int8[B]       company the current player may not put into the market, -1 none
+    turn: np.ndarray  # int16[B]        completed turns in this round
+    round: np.ndarray  # int8[B]        0-based round index (round game)
+    round_points: np.ndarray  # int8[P, B]  sum of +2/+1/-1 chips (round game)
+    plus2: np.ndarray  # int8[P, B]     +2 chips won (round game tie-break)
+    plus1: np.ndarray  # int8[P, B]     +1 chips won (round game tie-break)
+    scores: np.ndarray  # int16[P, B]   scores of the last scored round (valid once scored)
+    threes: np.ndarray  # int16[P, B]   3-point coins received in the last scoring
+    ranks: np.ndarray  # int8[P, B]     rank of the last scored round, 0 = best; -1 padded/unscored
+    terminated: np.ndarray  # bool[B]  game over: the pile ran out (in the last round)
+    truncated: np.ndarray  # bool[B]   game over: a round reached the turn cap
+    capped: np.ndarray  # bool[B]      some round of this game reached the turn cap
+
+    @classmethod
+    def empty(cls, batch_size: int) -> "State":
+        b = batch_size
+        return cls(
+            hand=np.zeros((P, C, b), np.int8),
+            portfolio=np.zeros((P, C, b), np.int8),
+            known=np.zeros((P, C, b), np.int8),
+            coins=np.zeros((P, b), np.int16),
+            chip=np.full((C, b), _NO_ONE, np.int8),
+            market_count=np.zeros((C, b), np.int8),
+            market_head=np.zeros((C, b), np.int8),
+            market_paid=np.zeros((C, b), np.int16),
+            market_stamp=np.zeros((C, SLOTS, b), np.int16),
+            market_coins=np.zeros((C, b), np.int16),
+            deck=np.zeros((DECK_SIZE, b), np.int8),
+            pile_pos=np.full(b, DECK_SIZE, np.int8),
+            num_players=np.full(b, MIN_PLAYERS, np.int8),
+            current=np.zeros(b, np.int8),
+            phase=np.zeros(b, np.int8),
+            barred=np.full(b, _NO_ONE, np.int8),
+            turn=np.zeros(b, np.int16),
+            round=np.zeros(b, np.int8),
+            round_points=np.zeros((P, b), np.int8),
+            plus2=np.zeros((P, b), np.int8),
+            plus1=np.zeros((P, b), np.int8),
+            scores=np.zeros((P, b), np.int16),
+            threes=np.zeros((P, b), np.int16),
+            ranks=np.full((P, b), -1, np.int8),
+            terminated=np.zeros(b, bool),
+            truncated=np.zeros(b, bool),
+            capped=np.zeros(b, bool),
+        )
+
+    @property
+    def batch_size(self) -> int:
+        return self.current.shape[0]
+
+    @property
+    def done(self) -> np.ndarray:
+        return self.terminated | self.truncated
+
+    def take(self, games) -> "State":
+        """A new State of the selected games (indices may repeat, e.g. to clone a game)."""
+        games = np.asarray(games, dtype=np.intp)
+        return State(**{f.name: np.ascontiguousarray(getattr(self, f.name)[..., games]) for f in fields(self)})
+
+    def put(self, games, other: "State") -> None:
+        """Overwrite the selected games with the games of ``other`` (same order)."""
+        games = np.asarray(games, dtype=np.intp)
+        for f in fields(self):
+            getattr(self, f.name)[..., games] = getattr(other, f.name)
+
+    def copy(self) -> "State":
+        return State(**{f.name: getattr(self, f.name).copy() for f in fields(self)})
+
+    def nbytes_per_game(self) -> int:
+        return sum(getattr(self, f.name).nbytes for f in fields(self)) // self.batch_size
+
+    def market_take_coins(self) -> np.ndarray:
+        """int16[C, B]: coins on the card a take of company c would take (0 if none)."""
+        b = self.batch_size
+        company = np.arange(C)[:, None]
+        cell = (company * SLOTS + self.market_head) * b + np.arange(b)[None, :]  # [c, head, game]
+        oldest = self.market_paid - self.market_stamp.reshape(-1).take(cell)
+        return np.where(self.market_count > 0, oldest, 0).astype(np.int16)
+
+    def unseen(self, seat: np.ndarray) -> np.ndarray:
+        """int16[C, B]: cards of each company that ``seat`` cannot see (others' hands, pile,
+        removed cards)."""
+        own = _gather_seat(self.hand, seat).astype(np.int16)
+        others_known = self.known.sum(axis=0, dtype=np.int16) - _gather_seat(self.known, seat)
+        visible = own + others_known + self.portfolio.sum(axis=0, dtype=np.int16) + self.market_count
+        return _SIZES[:, None] - visible
+
+
+class StepResult(NamedTuple):
+    """What :meth:`Simulator.step` returns, one row per game.
+
+    rewards: float32[B, 7], non-zero only on the step a game ends (padded seats 0).
+    terminated, truncated: bool[B], True from the step a game ends on (they persist while a
+        finished game waits; with auto-reset they are True exactly on the ending step).
+    scores, ranks: int16/int8[B, 7] final scores (1-point balance + 3 x 3-point coins) and
+        ranks (0 = winner; in the round game the final round-game ranking) of games that
+        ended in this step; 0 / -1 elsewhere.
+    """
+
+    rewards: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
+    scores: np.ndarray
+    ranks: np.ndarray
+
+
+_ROW_CACHE: dict[int, np.ndarray] = {}
+
+
+def _company_rows(batch_size: int) -> np.ndarray:
+    """intp[C, B]: c * B + game, the flat offset of row c of a [C, B] array (cached)."""
+    rows = _ROW_CACHE.get(batch_size)
+    if rows is None:
+        rows = (np.arange(C)[:, None] * batch_size + np.arange(batch_size)[None, :]).astype(np.intp)
+        _ROW_CACHE[batch_size] = rows
+    return rows
+
+
+def _gather_seat(per_seat: np.ndarray, seat: np.ndarray) -> np.ndarray:
+    """per_seat[P, C, B] -> [C, B]: the row of ``seat[b]`` in each game."""
+    b = seat.shape[0]
+    return per_seat.reshape(-1).take(seat.astype(np.intp) * (C * b) + _company_rows(b))
+
+
+def shuffled_decks(rng: np.random.Generator, count: int) -> np.ndarray:
+    """int8[count, 45] uniformly shuffled decks. Row i depends only on the generator's
+    state and i, so the first games of a seed are the same at any batch size."""
+    return _SORTED_DECK[np.argsort(rng.random((count, DECK_SIZE)), axis=1)]
+
+
+def validate_decks(decks, count: int, rounds: int = 1) -> np.ndarray:
+    """Check explicit decks ([count, 45] or, for the round game, [count, rounds, 45]) and
+    return them as int8 [count, rounds, 45]."""
+    arr = np.asarray(decks)
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"decks must be an integer array of company ids, got dtype {arr.dtype}")
+    if arr.ndim == 2 and rounds == 1:
+        arr = arr[:, None, :]
+    if arr.ndim == 2 and rounds > 1:
+        # One deck per game for the first round; later rounds are shuffled from the rng.
+        arr = arr[:, None, :]
+    if arr.ndim != 3 or arr.shape[0] != count or arr.shape[2] != DECK_SIZE or arr.shape[1] not in (1, rounds):
+        raise ValueError(
+            f"decks must have shape [{count}, {DECK_SIZE}]"
+            + (f" or [{count}, {rounds}, {DECK_SIZE}]" if rounds > 1 else "")
+            + f", got {list(np.shape(decks))}"
+        )
+    counts = np.stack([(arr == c).sum(axis=2) for c in range(C)], axis=-1)
+    bad = np.flatnonzero((counts != np.array(COMPANY_SIZES)).any(axis=(1, 2)))
+    if bad.size:
+        g = int(bad[0])
+        raise ValueError(
+            f"decks of games {bad[:10].tolist()} are not a permutation of the 45 cards "
+            f"(company counts must be {list(COMPANY_SIZES)}; game {g} has {counts[g, 0].tolist()})"
+        )
+    return arr.astype(np.int8)
+
+
+class Simulator:
+    """B games of *Startups* in lockstep; one :meth:`step` applies one decision to each.
+
+    Example::
+
+        sim = Simulator(Rules(num_players=4), batch_size=1024, seed=0)
+        while not sim.done.all():
+            mask = sim.legal_mask()                       # bool[B, 19]
+            actions = sim.random_actions(mask)            # or your policy
+            result = sim.step(actions)                    # StepResult
+    """
+
+    def __init__(self, rules: Rules | None = None, batch_size: int = 1, *, seed=None, auto_reset: bool = False,
+                 decks=None, num_players=None):
+        if rules is None:
+            rules = Rules()
+        if not isinstance(rules, Rules):
+            raise ValueError(f"rules must be a startups_env.Rules, got {type(rules).__name__}")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+        self.rules = rules
+        self.batch_size = int(batch_size)
+        self.auto_reset = bool(auto_reset)
+        self.state = State.empty(self.batch_size)
+        self.rng = np.random.default_rng(seed)
+        self._round_decks: np.ndarray | None = None  # int8[B, rounds, 45] explicit round-game decks
+        self._arange = np.arange(self.batch_size)
+        self._mask_cache: np.ndarray | None = None  # bool[19, B], valid until the state changes
+        self.reset(seed=seed, decks=decks, num_players=num_players)
+
+    # ------------------------------------------------------------------ reset
+    def reset(self, seed=None, *, decks=None, num_players=None) -> None:
+        """Start every game afresh.
+
+        seed: an int, a ``numpy.random.Generator`` (used as is) or None (keep the current
+            generator). Decks shuffled from it, and games auto-reset later, follow from it.
+        decks: explicit decks in canonical order, int [B, 45] (or [B, rounds, 45] for the
+            round game); default: shuffled from the generator.
+        num_players: an int or int [B] of per-game table sizes (default ``rules.num_players``).
+        """
+        b = self.batch_size
+        players = self._validate_num_players(num_players)
+        checked = None if decks is None else validate_decks(decks, b, self.rules.rounds)
+        if isinstance(seed, np.random.Generator):
+            self.rng = seed
+        elif seed is not None:
+            self.rng = np.random.default_rng(seed)
+        s = self.state
+        s.num_players[:] = players
+        s.round[:] = 0
+        s.round_points[:] = 0
+        s.plus2[:] = 0
+        s.plus1[:] = 0
+        s.terminated[:] = False
+        s.truncated[:] = False
+        s.capped[:] = False
+        self._mask_cache = None
+        self._round_decks = checked if checked is not None and checked.shape[1] > 1 else None
+        first = checked[:, 0, :] if checked is not None else shuffled_decks(self.rng, b)
+        self._start_rounds(self._arange, first, np.zeros(b, np.int8))
+
+    def _validate_num_players(self, num_players) -> np.ndarray:
+        if num_players is None:
+            return np.full(self.batch_size, self.rules.num_players, np.int8)
+        arr = np.asarray(num_players)
+        if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer) or arr.ndim > 1 or (
+            arr.ndim == 1 and arr.shape[0] != self.batch_size
+        ):
+            raise ValueError(f"num_players must be an int or an int array of shape [{self.batch_size}], got {num_players!r}")
+        if ((arr < MIN_PLAYERS) | (arr > MAX_PLAYERS)).any():
+            raise ValueError(f"num_players must be between {MIN_PLAYERS} and {MAX_PLAYERS}, got {np.unique(arr).tolist()}")
+        return np.broadcast_to(arr, (self.batch_size,)).astype(np.int8)
+
+    def _start_rounds(self, games: np.ndarray, decks: np.ndarray, starters: np.ndarray) -> None:
+        """Deal a fresh round in the given games from decks int8[n, 45]."""
+        s = self.state
+        n_players = s.num_players[games].astype(np.intp)
+        s.deck[:, games] = decks.T
+        # One-hot the cards dealt to the 7 seats, summed per seat: [n, P, HAND_SIZE, C].
+        dealt = decks[:, NUM_REMOVED:NUM_REMOVED + HAND_SIZE * P].reshape(-1, P, HAND_SIZE)
+        hands = (dealt[..., None] == np.arange(C, dtype=np.int8)).sum(axis=2, dtype=np.int8)  # [n, P, C]
+        hands *= (np.arange(P)[None, :] < n_players[:, None])[..., None]  # seats past N get no hand
+        s.hand[:, :, games] = hands.transpose(1, 2, 0)
+        s.portfolio[:, :, games] = 0
+        s.known[:, :, games] = 0
+        s.coins[:, games] = np.where(np.arange(P)[:, None] < n_players[None, :], STARTING_COINS, 0)
+        s.chip[:, games] = _NO_ONE
+        s.market_count[:, games] = 0
+        s.market_head[:, games] = 0
+        s.market_paid[:, games] = 0
+        s.market_coins[:, games] = 0
+        s.pile_pos[games] = NUM_REMOVED + HAND_SIZE * n_players
+        s.current[games] = starters
+        s.phase[games] = TAKE_PHASE
+        s.barred[games] = _NO_ONE
+        s.turn[games] = 0
+        self._mask_cache = None
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def current_player(self) -> np.ndarray:
+        """int8[B]: the seat to act in each game."""
+        return self.state.current.copy()
+
+    @property
+    def done(self) -> np.ndarray:
+        """bool[B]: the game is over (terminated or truncated) and waits for a reset."""
+        return self.state.done
+
+    def _draw_cost(self) -> np.ndarray:
+        """int8[B]: coins the current player must lay to draw (1 per market card of a
+        company whose chip they do not hold)."""
+        s = self.state
+        charged = s.market_count * (s.chip != s.current[None, :])
+        # Six explicit row adds are several times faster than a reduction over axis 0.
+        return charged[0] + charged[1] + charged[2] + charged[3] + charged[4] + charged[5]
+
+    def _seat_offsets(self) -> np.ndarray:
+        """intp[B]: current * B + game, the flat offset of the current seat's [P, B] entry."""
+        return self.state.current.astype(np.intp) * self.batch_size + self._arange
+
+    def _phase_games(self) -> tuple[np.ndarray, np.ndarray]:
+        """bool[B] masks of running games in the take and in the put-down phase."""
+        s = self.state
+        running = ~(s.terminated | s.truncated)
+        put = s.phase.view(bool) & running  # phase is 0 (take) or 1 (put-down)
+        return running & ~put, put
+
+    def _legal_rows(self) -> np.ndarray:
+        """bool[19, B] legal mask (cached until the state changes)."""
+        if self._mask_cache is not None:
+            return self._mask_cache
+        s = self.state
+        take, put = self._phase_games()
+        mask = np.zeros((NUM_ACTIONS, self.batch_size), bool)
+        if take.any():
+            coins = s.coins.reshape(-1).take(self._seat_offsets())
+            mask[Action.DRAW] = take & (coins >= self._draw_cost())
+            mask[Action.TAKE:Action.KEEP] = take & (s.market_count > 0) & (s.chip != s.current[None, :])
+        if put.any():
+            in_hand = put & (_gather_seat(s.hand, s.current) > 0)
+            mask[Action.KEEP:Action.MARKET] = in_hand
+            mask[Action.MARKET:] = in_hand & (_COMPANY_COLUMN != s.barred[None, :])
+        self._mask_cache = mask
+        return mask
+
+    def legal_mask(self) -> np.ndarray:
+        """bool[B, 19] in the canonical action encoding; all False in finished games.
+        The array is the caller's own (a fresh copy each call)."""
+        return self._legal_rows().copy().T
+
+    def random_actions(self, mask: np.ndarray | None = None, rng: np.random.Generator | None = None) -> np.ndarray:
+        """int8[B]: a uniformly random legal action in every game (0 in finished games).
+
+        mask: bool[B, 19] to sample from (default: the legal mask); rng: default the
+        simulator's generator."""
+        rows = self._legal_rows() if mask is None else np.asarray(mask, bool).T
+        rng = self.rng if rng is None else rng
+        # Only the action rows some game can use (take or put-down ids) are scanned.
+        used = np.flatnonzero(rows.any(axis=1)) if mask is not None else None
+        if used is None:
+            take, put = self._phase_games()
+            lo = Action.DRAW if take.any() else Action.KEEP
+            hi = NUM_ACTIONS if put.any() else Action.KEEP
+        elif used.size:
+            lo, hi = int(used[0]), int(used[-1]) + 1
+        else:
+            lo, hi = 0, 0
+        choice = np.full(rows.shape[1], lo, np.int8)
+        if hi <= lo:
+            return choice
+        window = rows[lo:hi]
+        legal_count = window.sum(axis=0, dtype=np.int8)
+        pick = (rng.random(rows.shape[1], dtype=np.float32) * legal_count).astype(np.int8)  # 0..count-1
+        # choice = lo + number of rows before the (pick+1)-th legal one.
+        seen = np.zeros(rows.shape[1], np.int8)
+        for row in window[:-1]:
+            seen += row
+            choice += seen <= pick
+        return choice
+
+    # ------------------------------------------------------------------ step
+    def _check_actions(self, actions) -> np.ndarray:
+        arr = np.asarray(actions)
+        if arr.shape != (self.batch_size,):
+            raise ValueError(f"actions must have shape [{self.batch_size}] (one per game), got {list(arr.shape)}")
+        if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
+            raise ValueError(f"actions must be integers, got dtype {arr.dtype}")
+        arr = arr.astype(np.intp, copy=False)
+        if arr.min() < 0 or arr.max() >= NUM_ACTIONS:
+            bad = np.flatnonzero((arr < 0) | (arr >= NUM_ACTIONS))
+            raise ValueError(
+                f"actions out of range [0, {NUM_ACTIONS}) in games {bad[:10].tolist()}: {arr[bad[:10]].tolist()}"
+            )
+        return arr
+
+    def step(self, actions) -> StepResult:
+        """Apply one decision in every game (actions int[B]; ignored in finished games).
+
+        An illegal action in any running game raises ``ValueError`` naming the games and
+        actions, and no game changes.
+        """
+        a = self._check_actions(actions)
+        rows = self._legal_rows()
+        legal = rows.reshape(-1)[a * self.batch_size + self._arange]
+        take, put = self._phase_games()
+        running = take | put
+        if not (legal | ~running).all():
+            s = self.state
+            illegal = np.flatnonzero(~legal & running)
+            details = ", ".join(
+                f"game {g}: {action_to_string(a[g])} ({int(a[g])}) in {('take', 'put-down')[s.phase[g]]} phase"
+                for g in illegal[:10]
+            )
+            raise ValueError(f"illegal actions in {illegal.size} game(s): {details}")
+        self._mask_cache = None
+        if take.any():
+            self._apply_take(take, a)
+        ended = np.empty(0, np.intp)
+        if put.any():
+            ended = self._apply_put(put, a)
+        return self._finish(ended)
+
+    def _apply_take(self, take: np.ndarray, actions: np.ndarray) -> None:
+        """Take phase in the games where ``take`` is set (whole-batch masked arithmetic:
+        games outside the phase receive zero increments)."""
+        s, b = self.state, self.batch_size
+        seat = self._seat_offsets()
+        draw = take & (actions == Action.DRAW)
+        grab = take & (actions != Action.DRAW)
+        if draw.any():
+            # Lay 1 coin on every market card of companies whose chip the drawer lacks.
+            pay = (s.chip != s.current[None, :]) & (s.market_count > 0) & draw[None, :]
+            s.market_paid += pay
+            laid = s.market_count * pay
+            s.market_coins += laid
+            s.coins.reshape(-1)[seat] -= laid[0] + laid[1] + laid[2] + laid[3] + laid[4] + laid[5]
+        card = s.deck.reshape(-1).take(np.minimum(s.pile_pos, DECK_SIZE - 1).astype(np.intp) * b + self._arange)
+        company = np.where(grab, actions - Action.TAKE, 0)
+        if grab.any():
+            row = company * b + self._arange  # flat offset into [C, B] arrays
+            head = s.market_head.reshape(-1).take(row)
+            stamp = s.market_stamp.reshape(-1).take((company * SLOTS + head) * b + self._arange)
+            gained = (s.market_paid.reshape(-1).take(row) - stamp) * grab
+            s.coins.reshape(-1)[seat] += gained
+            s.market_coins.reshape(-1)[row] -= gained
+            s.market_count.reshape(-1)[row] -= grab
+            s.market_head.reshape(-1)[row] = np.where(grab, (head + 1) % SLOTS, head)
+            s.barred[:] = np.where(grab, company, s.barred)
+        gained_card = np.where(draw, card, company).astype(np.intp)
+        s.hand.reshape(-1)[(s.current.astype(np.intp) * C + gained_card) * b + self._arange] += take
+        if grab.any():
+            s.known.reshape(-1)[(s.current.astype(np.intp) * C + company) * b + self._arange] += grab
+        s.pile_pos += draw
+        s.phase |= take
+
+    def _apply_put(self, put: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        """Put a card down and end the turn where ``put`` is set; returns the games whose
+        round ended."""
+        s, b = self.state, self.batch_size
+        cur = s.current.astype(np.intp)
+        keep = put & (actions < Action.MARKET)
+        to_market = put & (actions >= Action.MARKET)
+        company = np.where(keep, actions - Action.KEEP, np.where(to_market, actions - Action.MARKET, 0))
+        cell = (cur * C + company) * b + self._arange  # flat offset of [cur, company, game]
+        s.hand.reshape(-1)[cell] -= put
+        # Others know one fewer card of that company may still be in hand.
+        known = s.known.reshape(-1)
+        known[cell] = np.maximum(known.take(cell) - put, 0)
+        if keep.any():
+            portfolio = s.portfolio.reshape(-1)
+            mine = portfolio.take(cell) + keep
+            portfolio[cell] = mine
+            # The chip goes to the first owner, later only to a strictly larger portfolio.
+            row = company * b + self._arange
+            holder = s.chip.reshape(-1).take(row).astype(np.intp)
+            theirs = portfolio.take((np.maximum(holder, 0) * C + company) * b + self._arange)
+            takes_chip = keep & ((holder < 0) | (mine > theirs))
+            s.chip.reshape(-1)[row] = np.where(takes_chip, cur, holder)
+        if to_market.any():
+            row = company * b + self._arange
+            slot = (s.market_head.reshape(-1).take(row) + s.market_count.reshape(-1).take(row)) % SLOTS
+            slot_cell = (company * SLOTS + slot) * b + self._arange
+            stamp = s.market_stamp.reshape(-1)
+            stamp[slot_cell] = np.where(to_market, s.market_paid.reshape(-1).take(row), stamp.take(slot_cell))
+            s.market_count.reshape(-1)[row] += to_market
+        # End of turn.
+        s.turn += put
+        s.phase &= ~put
+        s.barred[put] = _NO_ONE
+        over = put & ((s.pile_pos >= DECK_SIZE) | (s.turn >= self.rules.turn_cap))
+        capped = over & (s.pile_pos < DECK_SIZE)
+        s.current[:] = np.where(put & ~over, (cur + 1) % s.num_players, cur)
+        if not over.any():
+            return np.empty(0, np.intp)
+        s.capped |= capped
+        return np.flatnonzero(over)
+
+    # ------------------------------------------------------------------ scoring
+    def _finish(self, ended: np.ndarray) -> StepResult:
+        b = self.batch_size
+        rewards = np.zeros((b, P), np.float32)
+        scores = np.zeros((b, P), np.int16)
+        ranks = np.full((b, P), -1, np.int8)
+        s = self.state
+        if ended.size:
+            self._score_rounds(ended)
+            if self.rules.rounds > 1:
+                ended = self._advance_rounds(ended)
+            if ended.size:
+                s.terminated[ended] = ~s.capped[ended]
+                s.truncated[ended] = s.capped[ended]
+                rewards[ended] = self._rewards(ended).T
+                scores[ended] = s.scores[:, ended].T
+                ranks[ended] = s.ranks[:, ended].T
+        terminated, truncated = s.terminated.copy(), s.truncated.copy()
+        if self.auto_reset and ended.size:
+            self._auto_reset(ended)
+        return StepResult(rewards, terminated, truncated, scores, ranks)
+
+    def _score_rounds(self, games: np.ndarray) -> None:
+        """Final payout of a round in the given games; fills scores, threes and ranks."""
+        s = self.state
+        n_players = s.num_players[games].astype(np.int16)
+        holdings = (s.hand[:, :, games] + s.portfolio[:, :, games]).astype(np.int16)  # [P, C, n]
+        most = holdings.max(axis=0)
+        sole = (holdings == most[None]).sum(axis=0) == 1  # [C, n]
+        winner = holdings.argmax(axis=0)  # [C, n]
+        is_winner = np.arange(P)[:, None, None] == winner[None]
+        paying = sole[None] & ~is_winner  # each minority holder pays 1 coin per card
+        paid = np.where(paying, holdings, 0)
+        received = np.where(is_winner & sole[None], paid.sum(axis=0)[None], 0)
+        balance = s.coins[:, games] - paid.sum(axis=1)
+        threes = received.sum(axis=1).astype(np.int16)
+        scores = (balance + 3 * threes).astype(np.int16)
+        # Tie-breaks: more 3-point coins, then the later player counting back from the
+        # player who took the final turn (recency 0 is best).
+        seat = np.arange(P)[:, None]
+        recency = (s.current[games][None, :].astype(np.int16) - seat) % n_players[None, :]
+        key = scores.astype(np.int64) * 10_000 + threes * 10 - recency
+        valid = seat < n_players[None, :]
+        key = np.where(valid, key, np.iinfo(np.int64).min)
+        order = np.argsort(-key, axis=0, kind="stable")  # seats best first
+        ranks = np.empty_like(order)
+        np.put_along_axis(ranks, order, np.arange(P)[:, None].repeat(games.size, axis=1), axis=0)
+        s.scores[:, games] = np.where(valid, scores, 0)
+        s.threes[:, games] = np.where(valid, threes, 0)
+        s.ranks[:, games] = np.where(valid, ranks, -1)
+
+    def _advance_rounds(self, games: np.ndarray) -> np.ndarray:
+        """Round game: award round chips, deal the next round where rounds remain.
+        Returns the games whose whole game is over."""
+        s = self.state
+        n_players = s.num_players[games].astype(np.int16)
+        rank = s.ranks[:, games].astype(np.int16)
+        first, second, last = ROUND_CHIPS
+        is_last = rank == (n_players - 1)[None, :]
+        chips = np.where(rank == 0, first, 0) + np.where((rank == 1) & ~is_last, second, 0) + np.where(is_last, last, 0)
+        s.round_points[:, games] += chips.astype(np.int8)
+        s.plus2[:, games] += rank == 0
+        s.plus1[:, games] += (rank == 1) & ~is_last
+        s.round[games] += 1
+        more = s.round[games] < self.rules.rounds
+        going_on = games[more]
+        if going_on.size:
+            starters = np.argmax(is_last[:, more], axis=0).astype(np.int8)  # last place starts
+            if self._round_decks is not None:
+                decks = self._round_decks[going_on, s.round[going_on]]
+            else:
+                decks = shuffled_decks(self.rng, going_on.size)
+            self._start_rounds(going_on, decks, starters)
+        finished = games[~more]
+        if finished.size:
+            self._rank_round_game(finished)
+        return finished
+
+    def _rank_round_game(self, games: np.ndarray) -> None:
+        """Final round-game ranking: points, then +2 chips, then +1 chips, then the last
+        round's placing. Stored in ranks; the last round's scores stay in scores."""
+        s = self.state
+        n_players = s.num_players[games].astype(np.int64)
+        seat = np.arange(P)[:, None]
+        last_rank = s.ranks[:, games].astype(np.int64)
+        key = (s.round_points[:, games].astype(np.int64) * 100 + s.plus2[:, games]) * 100 + s.plus1[:, games]
+        key = key * 10 - last_rank
+        valid = seat < n_players[None, :]
+        key = np.where(valid, key, np.iinfo(np.int64).min)
+        order = np.argsort(-key, axis=0, kind="stable")
+        ranks = np.empty_like(order)
+        np.put_along_axis(ranks, order, np.arange(P)[:, None].repeat(games.size, axis=1), axis=0)
+        s.ranks[:, games] = np.where(valid, ranks, -1)
+
+    def _rewards(self, games: np.ndarray) -> np.ndarray:
+        """float32[P, n] terminal rewards of finished games under ``rules.reward``."""
+        s = self.state
+        n_players = s.num_players[games].astype(np.float32)
+        rank = s.ranks[:, games].astype(np.float32)
+        valid = s.ranks[:, games] >= 0
+        scheme = self.rules.reward
+        if scheme == "win":
+            reward = np.where(rank == 0, 1.0, -1.0 / (n_players[None, :] - 1))
+        elif scheme == "rank":
+            reward = 1.0 - 2.0 * rank / (n_players[None, :] - 1)
+        else:
+            if self.rules.rounds > 1:
+                value, scale = s.round_points[:, games].astype(np.float32), 1.0
+            else:
+                value, scale = s.scores[:, games].astype(np.float32), SCORE_REWARD_SCALE
+            value = np.where(valid, value, 0.0)
+            mean = value.sum(axis=0) / n_players
+            reward = (value - mean[None, :]) / scale
+        return np.where(valid, reward, 0.0).astype(np.float32)
+
+    def _auto_reset(self, games: np.ndarray) -> None:
+        s = self.state
+        s.round[games] = 0
+        s.round_points[:, games] = 0
+        s.plus2[:, games] = 0
+        s.plus1[:, games] = 0
+        s.terminated[games] = False
+        s.truncated[games] = False
+        s.capped[games] = False
+        self._start_rounds(games, shuffled_decks(self.rng, games.size), np.zeros(games.size, np.int8))
+
+
+def public_state(state: State, seat) -> State:
+    """A copy of ``state`` holding only what ``seat`` (int[B]) may know: other seats' hands
+    are replaced by the cards publicly known to be in them (``known``), and the deck (pile
+    and removed cards) is blanked to -1, except the cards already dealt out of it in order
+    (their positions say nothing; only ``pile_pos`` matters). Search bots sample the rest.
+    """
+    seat = np.asarray(seat, dtype=np.intp)
+    public = state.copy()
+    others = np.arange(P)[:, None] != seat[None, :]  # [P, B]
+    public.hand = np.where(others[:, None, :], state.known, state.hand).astype(np.int8)
+    public.deck[:] = -1
+    return public

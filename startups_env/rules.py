@@ -1,0 +1,130 @@
+"""Constants of *Startups* and the frozen :class:`Rules` configuration.
+
+This module holds no game state and no numpy arrays: the names, sizes and the canonical
+action encoding of ``RULES.md`` (a public contract), and the table-level settings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+NUM_COMPANIES = 6
+COMPANY_NAMES = ("giraffe", "bowwow", "flamingo", "octo", "hippo", "elephant")
+COMPANY_TITLES = (
+    "Giraffe Beer",
+    "Bowwow Games",
+    "Flamingo Soft",
+    "Octo Coffee",
+    "Hippo Powertech",
+    "Elephant Mars Travel",
+)
+COMPANY_SIZES = (5, 6, 7, 8, 9, 10)
+DECK_SIZE = sum(COMPANY_SIZES)  # 45
+NUM_REMOVED = 5
+HAND_SIZE = 3
+STARTING_COINS = 10
+MIN_PLAYERS = 2  # 2 is allowed but unofficial
+MIN_OFFICIAL_PLAYERS = 3
+MAX_PLAYERS = 7
+ROUND_GAME_ROUNDS = 4
+ROUND_CHIPS = (2, 1, -1)  # 1st, 2nd, last place in the optional round game
+REWARD_SCHEMES = ("win", "rank", "score")
+SCORE_REWARD_SCALE = 10.0  # the "score" reward is (score - table mean) / this
+DEFAULT_TURN_CAP = 400
+
+# The 45 cards in sorted order: company c appears COMPANY_SIZES[c] times.
+SORTED_DECK = tuple(c for c, n in enumerate(COMPANY_SIZES) for _ in range(n))
+
+
+class Action(IntEnum):
+    """Offsets of the canonical 19-action encoding (``RULES.md``)."""
+
+    DRAW = 0
+    TAKE = 1  # 1 + c: take company c from the market
+    KEEP = 7  # 7 + c: put company c from hand into own portfolio
+    MARKET = 13  # 13 + c: put company c from hand into the market
+
+
+NUM_ACTIONS = 19
+TAKE_PHASE, PUT_PHASE = 0, 1
+PHASE_NAMES = ("take", "put")
+
+
+def action_to_string(action: int) -> str:
+    """Short human name of a canonical action id: ``draw``, ``take octo``, ``keep hippo``,
+    ``market giraffe``."""
+    action = int(action)
+    if action == Action.DRAW:
+        return "draw"
+    if Action.TAKE <= action < Action.KEEP:
+        return f"take {COMPANY_NAMES[action - Action.TAKE]}"
+    if Action.KEEP <= action < Action.MARKET:
+        return f"keep {COMPANY_NAMES[action - Action.KEEP]}"
+    if Action.MARKET <= action < NUM_ACTIONS:
+        return f"market {COMPANY_NAMES[action - Action.MARKET]}"
+    raise ValueError(f"action must be an integer in [0, {NUM_ACTIONS}), got {action}")
+
+
+def string_to_action(text: str) -> int:
+    """Inverse of :func:`action_to_string`; also accepts the action id as digits."""
+    words = text.strip().lower().split()
+    if len(words) == 1 and words[0].isdigit():
+        action = int(words[0])
+        action_to_string(action)  # validates the range
+        return action
+    for action in range(NUM_ACTIONS):
+        if " ".join(words) == action_to_string(action):
+            return action
+    raise ValueError(f"unknown action {text!r}; expected e.g. 'draw', 'take octo', 'keep hippo', 'market giraffe' or an id 0-18")
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Table-level settings; game state lives apart, in :class:`startups_env.core.State`.
+
+    Attributes:
+        num_players: seats at the table, 2-7 (2 is an unofficial variant, see ``official``).
+        rounds: 1 for the standard game, 4 for the optional round game (+2/+1/-1 chips;
+            rewards come after the 4th round, from the round points).
+        turn_cap: completed turns after which a round that has not ended is scored as it
+            stands (hands added, as if the pile were exhausted) and reported as
+            *truncated*. The rules allow endless cycling through the market; the default
+            of 400 turns is far beyond any normal game (a game draws its 19-34 pile cards
+            in well under 100 turns; random play needs about 70), so only stalling
+            reaches it, and stalling never pays a losing agent because the game is scored.
+        reward: terminal reward scheme, one of
+            ``"win"``: +1 to the winner, -1/(N-1) to every other player (zero-sum);
+            ``"rank"``: 1 - 2*rank/(N-1), from +1 for the winner down to -1 for last
+            (zero-sum);
+            ``"score"``: (score - mean score of the table) / 10 (zero-sum).
+            In the round game, "win" and "rank" use the final round-game ranking and
+            "score" uses the round points (unscaled, minus their mean).
+    """
+
+    num_players: int = 4
+    rounds: int = 1
+    turn_cap: int = DEFAULT_TURN_CAP
+    reward: str = "win"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.num_players, bool) or not isinstance(self.num_players, int):
+            raise ValueError(f"num_players must be an int, got {self.num_players!r}")
+        if not MIN_PLAYERS <= self.num_players <= MAX_PLAYERS:
+            raise ValueError(
+                f"num_players must be between {MIN_PLAYERS} and {MAX_PLAYERS} "
+                f"(3-7 official, 2 unofficial), got {self.num_players}"
+            )
+        if self.rounds not in (1, ROUND_GAME_ROUNDS):
+            raise ValueError(
+                f"rounds must be 1 (standard game) or {ROUND_GAME_ROUNDS} (round game), got {self.rounds!r}"
+            )
+        if isinstance(self.turn_cap, bool) or not isinstance(self.turn_cap, int) or not 1 <= self.turn_cap <= 30000:
+            raise ValueError(f"turn_cap must be an int in [1, 30000], got {self.turn_cap!r}")
+        if self.reward not in REWARD_SCHEMES:
+            raise ValueError(f"reward must be one of {REWARD_SCHEMES}, got {self.reward!r}")
+
+    @property
+    def official(self) -> bool:
+        """False for the unofficial 2-player variant."""
+        return self.num_players >= MIN_OFFICIAL_PLAYERS
