@@ -1,0 +1,241 @@
+"""Play *Startups* against the bots in the terminal.
+
+    python -m agents.play --players 4 --opponents greedy,banker,random [--seat 0] [--seed 7]
+
+Each of your decisions shows the table as you see it (your hand only; others show hand
+sizes and the cards known to be in them) and the legal moves with their canonical ids.
+Type a number or a move name (``draw``, ``take octo``, ``keep hippo``, ``market giraffe``;
+unambiguous prefixes such as ``t oc`` or ``k hip`` work too). ``help`` lists the
+moves again, ``table`` reprints the table, ``quit`` (or end of input) leaves. A bad entry
+gets a message and the prompt again. At the end the final scoring is shown company by
+company; ``--save game.json`` writes the game log (see ``startups_env.replay``).
+
+The driver is :func:`main` (``main(argv, input_fn=..., output=...)``) so that tests and
+notebooks can script a game.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from startups_env.core import Simulator
+from startups_env.render import table_text
+from startups_env.replay import Recorder, describe_action
+from startups_env.rules import COMPANY_NAMES, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, Action, Rules, action_to_string
+
+from .arena import parse_agent_spec
+from .base import Agent, act_for_seats, make_agent
+
+QUIT_WORDS = ("quit", "exit", "q")
+HELP_WORDS = ("help", "?", "h", "moves")
+TABLE_WORDS = ("table", "show", "board")
+
+
+class _Quit(Exception):
+    """The player asked to leave (``quit`` or end of input)."""
+
+
+class _HumanSeat(Agent):
+    """Stands in for the person in the list of seats; it is never asked to act."""
+
+    name = "you"
+
+    def act(self, obs, mask, public=None):  # pragma: no cover - the driver never calls it
+        raise RuntimeError("the human seat is played from the terminal")
+
+
+def parse_move(text: str, legal: Sequence[int]) -> int:
+    """The legal action named by ``text``: a canonical id, a full name (``take octo``) or
+    word prefixes (``t oc``). ValueError with a message for the player otherwise."""
+    words = text.strip().lower().split()
+    legal = [int(a) for a in legal]
+    names = ", ".join(f"{a} {action_to_string(a)}" for a in legal)
+    if not words:
+        raise ValueError("type a move: its number or its name")
+    if len(words) == 1 and words[0].lstrip("-").isdigit():
+        action = int(words[0])
+        if not 0 <= action < NUM_ACTIONS:
+            raise ValueError(f"there is no move {action}; legal now: {names}")
+        if action not in legal:
+            raise ValueError(f"{action} ({action_to_string(action)}) is not legal now; legal: {names}")
+        return action
+    matches = []
+    for action in range(NUM_ACTIONS):
+        parts = action_to_string(action).split()
+        if len(parts) == len(words) and all(p.startswith(w) for p, w in zip(parts, words)):
+            matches.append(action)
+    if not matches:
+        raise ValueError(f"unknown move {text.strip()!r}; legal now: {names}")
+    playable = [a for a in matches if a in legal]
+    if not playable:
+        shown = ", ".join(action_to_string(a) for a in matches)
+        raise ValueError(f"{shown} is not legal now; legal: {names}")
+    if len(playable) > 1:
+        raise ValueError(f"{text.strip()!r} is ambiguous: {', '.join(action_to_string(a) for a in playable)}")
+    return playable[0]
+
+
+def _draw_cost(sim: Simulator) -> int:
+    """Coins a draw would cost the player to act, found by drawing in a scratch copy of the
+    game (so the rule stays in the simulator)."""
+    scratch = Simulator(sim.rules, 1, seed=0)  # its own deal is overwritten below
+    scratch.state = sim.state.copy()
+    seat = int(sim.state.current[0])
+    before = int(scratch.state.coins[seat, 0])
+    scratch.step(np.array([Action.DRAW]))
+    return before - int(scratch.state.coins[seat, 0])
+
+
+def _moves_text(sim: Simulator, legal: Sequence[int]) -> str:
+    state = sim.state
+    lines = []
+    for a in legal:
+        note = ""
+        if a == Action.DRAW:
+            cost = _draw_cost(sim)
+            note = f"lay {cost} coin{'s' if cost != 1 else ''} on market cards" if cost else "free"
+        elif Action.TAKE <= a < Action.KEEP:
+            coins = int(state.market_take_coins()[a - Action.TAKE, 0])
+            note = f"gain {coins} coin{'s' if coins != 1 else ''}"
+        lines.append(f"  {a:>2}  {action_to_string(a):<16}{note}".rstrip())
+    return "\n".join(lines)
+
+
+HELP = (
+    "Enter a move by number or name: 'draw', 'take <company>', 'keep <company>' (into your portfolio),\n"
+    "'market <company>'; prefixes work ('t oc', 'k hip'). Companies: " + ", ".join(COMPANY_NAMES) + ".\n"
+    "Other commands: 'table' shows the table again, 'help' this text, 'quit' leaves the game."
+)
+
+
+def _parse_args(argv):
+    parser = argparse.ArgumentParser(prog="python -m agents.play", description="Play Startups against bots.")
+    parser.add_argument("--players", type=int, default=4, help="table size, 2-7 (default 4)")
+    parser.add_argument(
+        "--opponents",
+        default="greedy",
+        help="comma-separated agent names for the other seats in seat order (one name: all of them), "
+        "e.g. greedy,banker,random or search[determinizations=8],ppo (default greedy)",
+    )
+    parser.add_argument("--seat", type=int, default=0, help="your seat, 0 = first to play (default 0)")
+    parser.add_argument("--seed", type=int, default=None, help="shuffles the deck and seeds the bots")
+    parser.add_argument("--rounds", type=int, default=1, choices=(1, 4), help="4: the optional round game")
+    parser.add_argument("--save", default=None, help="write the game log (JSON) here when the game ends or you quit")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = input, output=None) -> int:
+    """Run one game in the terminal. Returns 0 (played or quit), 2 (bad arguments)."""
+    out = sys.stdout if output is None else output
+
+    def say(text: str = "") -> None:
+        print(text, file=out, flush=True)
+
+    args = _parse_args(argv)
+    try:
+        if not MIN_PLAYERS <= args.players <= MAX_PLAYERS:
+            raise ValueError(f"--players must be {MIN_PLAYERS}-{MAX_PLAYERS}, got {args.players}")
+        if not 0 <= args.seat < args.players:
+            raise ValueError(f"--seat must be in 0..{args.players - 1}, got {args.seat}")
+        names = [n.strip() for n in args.opponents.split(",") if n.strip()]
+        if len(names) == 1:
+            names *= args.players - 1
+        if len(names) != args.players - 1:
+            raise ValueError(
+                f"--opponents needs 1 or {args.players - 1} names for {args.players} players, got {len(names)}"
+            )
+        rules = Rules(num_players=args.players, rounds=args.rounds)
+        seeds = np.random.SeedSequence(args.seed).spawn(len(names) + 1)
+        bots = []
+        for spec, child in zip(names, seeds[1:]):
+            name, kwargs = parse_agent_spec(spec)  # e.g. search[determinizations=8]
+            bots.append(make_agent(name, seed=int(child.generate_state(1)[0]), **kwargs))
+    except (ValueError, TypeError, ImportError, OSError) as e:  # bad names, arguments, missing weights
+        say(f"error: {e}")
+        return 2
+
+    seat_agents: list[Agent] = list(bots)
+    seat_agents.insert(args.seat, _HumanSeat())
+    labels = [f"P{i} ({'you' if i == args.seat else names[i - (i > args.seat)]})" for i in range(args.players)]
+    recorder = Recorder(
+        rules,
+        seed=np.random.default_rng(seeds[0]),
+        players=["you" if a is seat_agents[args.seat] else a.name for a in seat_agents],
+    )
+    sim, me = recorder.sim, args.seat
+    say(f"Startups: {args.players} players, you are P{me}. Seats: " + ", ".join(labels) + ".")
+    say(HELP)
+
+    def ask_human() -> int:
+        legal = recorder.legal_actions()
+        say()
+        say(table_text(sim, viewer=me))
+        say(_moves_text(sim, legal))
+        while True:
+            try:
+                text = input_fn("your move> ")
+            except EOFError:
+                raise _Quit from None
+            word = text.strip().lower()
+            if word in QUIT_WORDS:
+                raise _Quit
+            if word in HELP_WORDS:
+                say(HELP)
+                say(_moves_text(sim, legal))
+                continue
+            if word in TABLE_WORDS:
+                say(table_text(sim, viewer=me))
+                say(_moves_text(sim, legal))
+                continue
+            try:
+                return parse_move(text, legal)
+            except ValueError as e:
+                say(f"  ! {e}")
+
+    try:
+        while not recorder.done:
+            seat = int(sim.state.current[0])
+            if seat == me:
+                action = ask_human()
+                say(f"you: {describe_action(sim.state, action, viewer=me, seat_prefix=False)}")
+            else:
+                action = int(act_for_seats(sim, seat_agents)[0])
+                say(f"{labels[seat]}: {describe_action(sim.state, action, viewer=me, seat_prefix=False)}")
+            round_before = int(sim.state.round[0])
+            recorder.step(action)
+            if not recorder.done and int(sim.state.round[0]) != round_before:
+                say(
+                    f"--- round {round_before + 1} over; round points: {sim.state.round_points[: args.players, 0].tolist()}"
+                )
+    except _Quit:
+        say("You left the game.")
+        _save(recorder, args.save, say)
+        return 0
+    except KeyboardInterrupt:
+        say("\nInterrupted.")
+        _save(recorder, args.save, say)
+        return 0
+
+    say()
+    say("=== Game over ===")
+    say(table_text(sim, viewer=me))
+    state = sim.state
+    rank = int(state.ranks[me, 0])
+    place = {0: "1st", 1: "2nd", 2: "3rd"}.get(rank, f"{rank + 1}th")
+    say(f"You (P{me}) finished {place} of {args.players} with {int(state.scores[me, 0])} points.")
+    _save(recorder, args.save, say)
+    return 0
+
+
+def _save(recorder: Recorder, path, say) -> None:
+    if path:
+        recorder.log.save(path)
+        say(f"game log saved to {path} (replay: python -m startups_env.replay {path})")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

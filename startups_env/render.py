@@ -1,0 +1,374 @@
+"""Pictures of one game of a :class:`~startups_env.core.State` batch: a text table and an
+RGB image.
+
+* :func:`table_text` -- a compact text table: the market (cards per company, the coins on
+  them and on the richest card), every portfolio by company, the anti-monopoly chip
+  holders, coins, pile size, whose turn and which phase, and the viewer's hand (other
+  seats show their hand size and the cards publicly known to be in it). Once the game is
+  over: the final scoring company by company (who holds the majority, who pays what),
+  scores and ranks.
+* :func:`table_rgb` -- the same table drawn with Pillow into a fixed-size
+  ``uint8[RGB_HEIGHT, RGB_WIDTH, 3]`` array (for ``render_mode="rgb_array"``, GIFs and
+  notebooks).
+
+``viewer`` is a seat (only that seat's hand is shown) or None for a spectator who sees
+every hand (replays, debugging). Both functions take a ``State`` or anything with a
+``.state`` attribute (a :class:`~startups_env.core.Simulator`).
+
+The renderer only reads the state; the final payout it explains comes from
+:func:`startups_env.core.company_payouts`, the function the simulator scores with, and the
+totals are checked against the scores the simulator recorded.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .core import SLOTS, State, company_payouts
+from .rules import COMPANY_NAMES, COMPANY_SIZES, DECK_SIZE, NUM_COMPANIES, PHASE_NAMES
+
+C = NUM_COMPANIES
+RGB_HEIGHT, RGB_WIDTH = 560, 880
+
+# One colour per company (giraffe yellow, bowwow brown, flamingo pink, octo purple,
+# hippo blue, elephant red), chosen to stay distinct in a 256-colour GIF palette.
+COMPANY_COLORS = (
+    (236, 186, 40),
+    (160, 108, 64),
+    (238, 120, 168),
+    (128, 92, 204),
+    (72, 150, 206),
+    (214, 76, 58),
+)
+
+
+# ---------------------------------------------------------------------------- helpers
+def _as_state(state) -> State:
+    s = getattr(state, "state", state)
+    if not isinstance(s, State):
+        raise ValueError(f"expected a startups_env State or Simulator, got {type(state).__name__}")
+    return s
+
+
+def _check(state, game, viewer) -> tuple[State, int, int | None]:
+    s = _as_state(state)
+    if isinstance(game, bool) or not isinstance(game, (int, np.integer)) or not 0 <= game < s.batch_size:
+        raise ValueError(f"game must be an int in [0, {s.batch_size}), got {game!r}")
+    game = int(game)
+    n = int(s.num_players[game])
+    if viewer is not None:
+        if isinstance(viewer, bool) or not isinstance(viewer, (int, np.integer)) or not 0 <= viewer < n:
+            raise ValueError(f"viewer must be None or a seat in [0, {n}), got {viewer!r}")
+        viewer = int(viewer)
+    return s, game, viewer
+
+
+def market_cards(state, game: int = 0) -> list[list[int]]:
+    """Coins on each market card, per company, oldest (richest) card first."""
+    s, game, _ = _check(state, game, None)
+    out = []
+    for c in range(C):
+        head, paid = int(s.market_head[c, game]), int(s.market_paid[c, game])
+        out.append(
+            [paid - int(s.market_stamp[c, (head + i) % SLOTS, game]) for i in range(int(s.market_count[c, game]))]
+        )
+    return out
+
+
+def _hand_list(counts) -> str:
+    parts = [COMPANY_NAMES[c] + (f" x{int(k)}" if k > 1 else "") for c, k in enumerate(counts) if k > 0]
+    return ", ".join(parts) if parts else "(empty)"
+
+
+def _ordinal(rank: int) -> str:
+    return {0: "1st", 1: "2nd", 2: "3rd"}.get(rank, f"{rank + 1}th")
+
+
+def final_scoring(state, game: int = 0) -> dict:
+    """The final payout of a finished game, company by company.
+
+    Returns a dict of lists indexed by seat (length num_players) and company:
+    ``holdings[seat][c]`` (portfolio + hand), ``paid[seat][c]``, ``received[seat][c]``
+    (3-point coins), ``coins`` (1-point balance before the payout), ``scores``,
+    ``threes``, ``ranks`` (0 = best) and ``majority[c]`` (the seat that collects for
+    company c, or None on a tie / no cards).
+    """
+    s, game, _ = _check(state, game, None)
+    if not s.done[game]:
+        raise ValueError(f"game {game} is not over yet")
+    n = int(s.num_players[game])
+    holdings = (s.hand[:n, :, game].astype(np.int16) + s.portfolio[:n, :, game])[:, :, None]
+    paid, received = (x[:, :, 0] for x in company_payouts(holdings))
+    coins = s.coins[:n, game].astype(np.int64)
+    threes = received.sum(axis=1)
+    scores = coins - paid.sum(axis=1) + 3 * threes
+    # The simulator scored with the same function; a mismatch means a corrupted state.
+    if scores.tolist() != s.scores[:n, game].tolist() or threes.tolist() != s.threes[:n, game].tolist():
+        raise ValueError(
+            f"game {game}: recorded scores {s.scores[:n, game].tolist()} do not match its holdings and coins"
+        )
+    majority = [int(np.argmax(received[:, c])) if received[:, c].any() else None for c in range(C)]
+    return {
+        "holdings": holdings[:, :, 0].tolist(),
+        "paid": paid.tolist(),
+        "received": received.tolist(),
+        "coins": coins.tolist(),
+        "scores": scores.tolist(),
+        "threes": threes.tolist(),
+        "ranks": s.ranks[:n, game].tolist(),
+        "majority": majority,
+    }
+
+
+def _status(s: State, game: int, viewer: int | None) -> str:
+    n, cur = int(s.num_players[game]), int(s.current[game])
+    parts = [f"Startups | {n} players | turn {int(s.turn[game])} | pile {DECK_SIZE - int(s.pile_pos[game])}"]
+    if int(s.round[game]) > 0 or s.round_points[:n, game].any():
+        parts.append(f"round {min(int(s.round[game]) + 1, 4)}")
+    if s.terminated[game]:
+        parts.append("GAME OVER")
+    elif s.truncated[game]:
+        parts.append("GAME OVER (turn cap: scored as it stood)")
+    else:
+        who = f"P{cur}" + (" (you)" if viewer == cur else "")
+        if s.phase[game] == 0:
+            parts.append(f"{who} to take (draw or take a market card)")
+        else:
+            barred = int(s.barred[game])
+            extra = f"; may not market {COMPANY_NAMES[barred]}" if barred >= 0 else ""
+            parts.append(f"{who} to {PHASE_NAMES[1]} a card down{extra}")
+    return " | ".join(parts)
+
+
+# ---------------------------------------------------------------------------- text
+def table_text(state, game: int = 0, viewer: int | None = None) -> str:
+    """A text table of game ``game`` as seen by seat ``viewer`` (None: every hand shown)."""
+    s, game, viewer = _check(state, game, viewer)
+    n, cur = int(s.num_players[game]), int(s.current[game])
+    done = bool(s.done[game])
+    col = 5
+    seat_labels = "".join(
+        f"{('>' if (i == cur and not done) else '') + f'P{i}' + ('*' if i == viewer else ''):>{col}}" for i in range(n)
+    )
+    lines = [_status(s, game, viewer)]
+    if viewer is not None:
+        lines[0] += f" | you are P{viewer}"
+    lines.append(f"{'company':<13}{'market: cards [coins on each]':<30}{'chip':>5} |{seat_labels}")
+    cards = market_cards(s, game)
+    for c in range(C):
+        coins = cards[c]
+        if coins:
+            shown = " ".join(str(x) for x in coins[:6]) + (" .." if len(coins) > 6 else "")
+            market = f"{len(coins)}: [{shown}] = {sum(coins)}c"
+        else:
+            market = "-"
+        holder = int(s.chip[c, game])
+        chip = f"P{holder}" if holder >= 0 else "-"
+        row = "".join(f"{int(s.portfolio[i, c, game]) or '.':>{col}}" for i in range(n))
+        lines.append(f"{COMPANY_NAMES[c]:<9}{COMPANY_SIZES[c]:>2}  {market:<30}{chip:>5} |{row}")
+    lines.append(f"{'coins':<48} |" + "".join(f"{int(s.coins[i, game]):>{col}}" for i in range(n)))
+    lines.append(f"{'hand size':<48} |" + "".join(f"{int(s.hand[i, :, game].sum()):>{col}}" for i in range(n)))
+    if int(s.round[game]) > 0 or s.round_points[:n, game].any():
+        lines.append(f"{'round points':<48} |" + "".join(f"{int(s.round_points[i, game]):>{col}}" for i in range(n)))
+    if viewer is None:
+        for i in range(n):
+            lines.append(f"hand P{i}: {_hand_list(s.hand[i, :, game])}")
+    else:
+        lines.append(f"your hand (P{viewer}): {_hand_list(s.hand[viewer, :, game])}")
+        known = [
+            f"P{i} {_hand_list(s.known[i, :, game])}" for i in range(n) if i != viewer and s.known[i, :, game].any()
+        ]
+        if known:
+            lines.append("known in hands (taken from the market): " + "; ".join(known))
+    if done:
+        lines.append("")
+        lines.extend(_scoring_lines(s, game, n, col))
+    return "\n".join(lines)
+
+
+def _scoring_lines(s: State, game: int, n: int, col: int) -> list[str]:
+    try:
+        f = final_scoring(s, game)
+    except ValueError:  # e.g. a public_state copy: hidden hands are blanked, so only the totals are known
+        return [
+            f"{'score':<12}|" + "".join(f"{int(s.scores[i, game]):>{col}}" for i in range(n)),
+            f"{'rank':<12}|" + "".join(f"{_ordinal(int(s.ranks[i, game])):>{col}}" for i in range(n)),
+        ]
+    seats = "".join(f"{f'P{i}':>{col}}" for i in range(n))
+    out = [
+        "Final scoring: hands join portfolios; per company, a sole majority collects 1 coin per card",
+        f"{'holdings':<12}|{seats} | payout",
+    ]
+    for c in range(C):
+        held = [f["holdings"][i][c] for i in range(n)]
+        row = "".join(f"{h or '.':>{col}}" for h in held)
+        winner = f["majority"][c]
+        if winner is not None:
+            payers = [f"P{i} {f['paid'][i][c]}" for i in range(n) if f["paid"][i][c] > 0]
+            what = f"P{winner} collects {f['received'][winner][c]} (x3) from " + ", ".join(payers)
+        elif max(held) == 0:
+            what = "nobody holds any"
+        elif sum(1 for h in held if h == max(held)) > 1:
+            what = f"tie at {max(held)}: nobody pays"
+        else:  # sole holder and nobody else holds any: nothing to collect
+            what = f"P{held.index(max(held))} alone: nobody pays"
+        out.append(f"{COMPANY_NAMES[c]:<12}|{row} | {what}")
+
+    def total_row(label, values, fmt="{}"):
+        return f"{label:<12}|" + "".join(f"{fmt.format(v):>{col}}" for v in values)
+
+    out.append(total_row("coins", f["coins"]))
+    out.append(total_row("paid", [-sum(p) if sum(p) else 0 for p in f["paid"]]))
+    out.append(total_row("received", f["threes"]) + "  (x3 points each)")
+    out.append(total_row("score", f["scores"]))
+    round_game = int(s.round[game]) > 0 or s.round_points[:n, game].any()
+    out.append(total_row("final rank" if round_game else "rank", [_ordinal(r) for r in f["ranks"]]))
+    winner = f["ranks"].index(0)
+    note = (
+        f" ({int(s.round_points[winner, game])} round points)" if round_game else f" with {f['scores'][winner]} points"
+    )
+    out.append(f"Winner: P{winner}{note}")
+    return out
+
+
+# ---------------------------------------------------------------------------- image
+@functools.lru_cache(maxsize=8)
+def _font(size: int):
+    from PIL import ImageFont
+
+    try:
+        return ImageFont.load_default(size=size)  # Pillow >= 10.1 with FreeType
+    except TypeError:  # older Pillow: fixed bitmap font
+        return ImageFont.load_default()
+
+
+@functools.lru_cache(maxsize=4096)
+def _text_mask(text: str, size: int):
+    """The antialiased glyphs of ``text`` as an "L" mask (cached: most labels repeat from
+    frame to frame, and rasterising text dominates the drawing time)."""
+    from PIL import Image, ImageDraw
+
+    font = _font(size)
+    _, _, right, bottom = font.getbbox(text)  # anchored at (0, 0) like ImageDraw.text
+    mask = Image.new("L", (max(right, 1), max(bottom, 1)), 0)
+    ImageDraw.Draw(mask).text((0, 0), text, fill=255, font=font)
+    return mask
+
+
+def _text(img, xy, text: str, fill, size: int) -> None:
+    """Draw ``text`` with its top-left at ``xy`` (as ``ImageDraw.text`` would)."""
+    mask = _text_mask(text, size)
+    img.paste(fill, (int(xy[0]), int(xy[1])), mask)
+
+
+def _text_on(color) -> tuple[int, int, int]:
+    """Black or white, whichever reads better on ``color``."""
+    r, g, b = color
+    return (0, 0, 0) if 0.299 * r + 0.587 * g + 0.114 * b > 140 else (255, 255, 255)
+
+
+def table_rgb(state, game: int = 0, viewer: int | None = None) -> np.ndarray:
+    """The table of game ``game`` as an image: ``uint8[RGB_HEIGHT, RGB_WIDTH, 3]``.
+
+    Top: the market, one column per company (its cards, each labelled with its coins,
+    richest first, and the chip holder). Below: one row per seat with coins, hand size
+    (or the hand itself where the viewer may see it), portfolio cards per company with
+    the chips held; the seat to act is highlighted. Finished games show scores and ranks.
+    """
+    try:
+        from PIL import Image, ImageDraw
+    except ImportError as e:  # Pillow is an optional dependency of the library
+        raise ImportError("table_rgb needs Pillow: pip install pillow") from e
+    s, game, viewer = _check(state, game, viewer)
+    n, cur, done = int(s.num_players[game]), int(s.current[game]), bool(s.done[game])
+    img = Image.new("RGB", (RGB_WIDTH, RGB_HEIGHT), (246, 244, 238))
+    d = ImageDraw.Draw(img)
+    small, mid, big = 12, 14, 17  # font sizes
+
+    d.rectangle([0, 0, RGB_WIDTH, 30], fill=(40, 48, 64))
+    title = _status(s, game, viewer) + (f" | you are P{viewer}" if viewer is not None else "")
+    _text(img, (10, 7), title, (255, 255, 255), mid)
+
+    # Market: a column per company.
+    cards = market_cards(s, game)
+    col_w, top = RGB_WIDTH // C, 38
+    card_w, card_h, max_shown = col_w - 36, 15, 8
+    for c in range(C):
+        x = c * col_w + 18
+        color = COMPANY_COLORS[c]
+        holder = int(s.chip[c, game])
+        _text(img, (x, top), f"{COMPANY_NAMES[c]} ({COMPANY_SIZES[c]})", (20, 20, 20), mid)
+        _text(img, (x, top + 18), "chip: " + (f"P{holder}" if holder >= 0 else "-"), (70, 70, 70), small)
+        for i, coins in enumerate(cards[c][:max_shown]):
+            y = top + 38 + i * (card_h + 3)
+            d.rounded_rectangle([x, y, x + card_w, y + card_h], radius=3, fill=color, outline=(30, 30, 30))
+            _text(img, (x + 6, y + 1), f"{coins} coin" + ("s" if coins != 1 else ""), _text_on(color), small)
+        if len(cards[c]) > max_shown:
+            _text(
+                img, (x, top + 38 + max_shown * (card_h + 3)), f"+{len(cards[c]) - max_shown} more", (20, 20, 20), small
+            )
+        if not cards[c]:
+            _text(img, (x, top + 40), "market empty", (150, 150, 150), small)
+    market_bottom = top + 38 + (max_shown + 1) * (card_h + 3) + 2
+    d.line([0, market_bottom, RGB_WIDTH, market_bottom], fill=(180, 180, 180), width=1)
+    _text(
+        img,
+        (10, market_bottom - 16),
+        "market cards carry coins (richest first) | M: anti-monopoly chip | highlighted row: seat to act",
+        (110, 110, 110),
+        small,
+    )
+
+    # Seats: label | coins | hand | portfolio per company | result.
+    row_h = (RGB_HEIGHT - market_bottom - 8) // 7
+    label_w, coins_w, hand_w, cell_w = 70, 70, 220, 62
+    port_x = label_w + coins_w + hand_w
+    result_x = port_x + C * cell_w + 8
+    for c in range(C):
+        _text(img, (port_x + c * cell_w + 4, market_bottom + 3), COMPANY_NAMES[c][:8], (90, 90, 90), small)
+    for i in range(n):
+        y = market_bottom + 20 + i * row_h
+        if i == cur and not done:
+            d.rectangle([0, y - 2, RGB_WIDTH, y + row_h - 4], fill=(255, 236, 180))
+        label = f"P{i}" + (" you" if i == viewer else "")
+        _text(img, (8, y + 6), label, (0, 0, 0), big)
+        _text(img, (label_w, y + 8), f"{int(s.coins[i, game])} coins", (40, 40, 40), mid)
+        hand = s.hand[i, :, game]
+        hx = label_w + coins_w
+        if viewer is None or viewer == i:
+            for c in range(C):
+                for _ in range(int(hand[c])):
+                    if hx + 14 > port_x - 6:
+                        break
+                    d.rounded_rectangle(
+                        [hx, y + 2, hx + 14, y + 26], radius=2, fill=COMPANY_COLORS[c], outline=(30, 30, 30)
+                    )
+                    _text(img, (hx + 3, y + 7), COMPANY_NAMES[c][0].upper(), _text_on(COMPANY_COLORS[c]), small)
+                    hx += 17
+        else:
+            known = int(s.known[i, :, game].sum())
+            _text(
+                img, (hx, y + 8), f"{int(hand.sum())} cards" + (f", {known} known" if known else ""), (60, 60, 60), mid
+            )
+        for c in range(C):
+            x = port_x + c * cell_w
+            count = int(s.portfolio[i, c, game])
+            if count:
+                color = COMPANY_COLORS[c]
+                d.rounded_rectangle([x + 2, y + 1, x + 40, y + 27], radius=4, fill=color, outline=(30, 30, 30))
+                _text(img, (x + 9, y + 5), str(count), _text_on(color), big)
+            if int(s.chip[c, game]) == i:
+                d.ellipse([x + 43, y + 6, x + 59, y + 22], fill=(250, 250, 250), outline=(0, 0, 0), width=2)
+                _text(img, (x + 47, y + 7), "M", (0, 0, 0), small)
+        if done:
+            rank = int(s.ranks[i, game])
+            _text(
+                img,
+                (result_x, y + 7),
+                f"{int(s.scores[i, game])} pts {_ordinal(rank)}",
+                (160, 20, 20) if rank == 0 else (20, 20, 20),
+                mid,
+            )
+    return np.asarray(img, dtype=np.uint8)

@@ -1,0 +1,569 @@
+"""Game logs: record a game as its deck(s) and actions, save it as JSON, replay it through
+the simulator, and render it as a standalone HTML page or an animated GIF.
+
+A log holds everything needed to reproduce a game exactly: the table settings (players,
+rounds, turn cap, reward scheme), the deck of every round in canonical order
+(``RULES.md``; the round game needs one per round), and the canonical action ids in
+order. A finished game's log also stores the result (scores, 3-point coins, ranks), which
+:func:`replay` checks.
+
+    log = record_game(None, Rules(num_players=4), seed=0)       # uniform random play
+    log.save("game.json")
+    sim = replay(GameLog.load("game.json"))                     # Simulator at the end
+    write_html(log, "game.html"); write_gif(log, "game.gif")
+
+Command line: ``python -m startups_env.replay game.json --html game.html --gif game.gif``.
+
+The JSON layout (version 1)::
+
+    {"format": "startups-game-log", "version": 1, "num_players": 4,
+     "rules": {"rounds": 1, "turn_cap": 400, "reward": "win"},
+     "decks": [[45 company ids]], "actions": [0, 9, 3, 16, ...],
+     "players": ["greedy", "you", ...] or null, "result": {...} or null}
+
+:meth:`GameLog.from_dict` also reads the golden-game lines of ``RULES.md`` (``players``,
+``deck``, ``actions``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import html
+import io
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .core import Simulator, State, public_state, shuffled_decks
+from .observe import observe
+from .rules import (
+    COMPANY_NAMES,
+    COMPANY_SIZES,
+    DECK_SIZE,
+    NUM_ACTIONS,
+    PHASE_NAMES,
+    Action,
+    Rules,
+    action_to_string,
+)
+
+LOG_FORMAT = "startups-game-log"
+LOG_VERSION = 1
+
+
+def _int_list(values, what: str) -> list[int]:
+    if not isinstance(values, (list, tuple, np.ndarray)):
+        raise ValueError(f"{what} must be a list of integers, got {type(values).__name__}")
+    out = []
+    for i, v in enumerate(values):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+            raise ValueError(f"{what}[{i}] must be an integer, got {v!r}")
+        out.append(int(v))
+    return out
+
+
+def check_deck(deck, what: str = "deck") -> list[int]:
+    """A deck as a list of 45 company ids in canonical order; ValueError naming the problem."""
+    cards = _int_list(deck, what)
+    if len(cards) != DECK_SIZE:
+        raise ValueError(f"{what} must hold {DECK_SIZE} cards, got {len(cards)}")
+    bad = [(i, c) for i, c in enumerate(cards) if not 0 <= c < len(COMPANY_SIZES)]
+    if bad:
+        raise ValueError(f"{what}[{bad[0][0]}] = {bad[0][1]} is not a company id 0-{len(COMPANY_SIZES) - 1}")
+    for c, size in enumerate(COMPANY_SIZES):
+        if cards.count(c) != size:
+            raise ValueError(f"{what} has {cards.count(c)} {COMPANY_NAMES[c]} cards, expected {size}")
+    return cards
+
+
+@dataclass
+class GameLog:
+    """One game: settings, deck(s) in canonical order, actions; validated on construction.
+
+    Attributes:
+        num_players: 2-7.
+        decks: one canonical deck (45 company ids) per round: 1, or 4 for the round game.
+        actions: canonical action ids (0-18), in the order played.
+        rounds, turn_cap, reward: the remaining :class:`~startups_env.rules.Rules` fields.
+        players: optional names of who played each seat (metadata only).
+        result: for a finished game, ``{"scores", "threes", "ranks": per seat,
+            "terminated", "truncated"}``; :func:`replay` checks it. None for an unfinished game.
+    """
+
+    num_players: int
+    decks: list
+    actions: list = field(default_factory=list)
+    rounds: int = 1
+    turn_cap: int = Rules.turn_cap
+    reward: str = Rules.reward
+    players: list | None = None
+    result: dict | None = None
+
+    def __post_init__(self) -> None:
+        _ = self.rules  # validates num_players, rounds, turn_cap, reward (ValueError)
+        if not isinstance(self.decks, (list, tuple)) or len(self.decks) != self.rounds:
+            raise ValueError(
+                f"decks must be a list of {self.rounds} deck(s), one per round, got "
+                f"{len(self.decks) if isinstance(self.decks, (list, tuple)) else type(self.decks).__name__}"
+            )
+        self.decks = [check_deck(d, f"decks[{i}]") for i, d in enumerate(self.decks)]
+        self.actions = _int_list(self.actions, "actions")
+        bad = [(k, a) for k, a in enumerate(self.actions) if not 0 <= a < NUM_ACTIONS]
+        if bad:
+            raise ValueError(f"action at index {bad[0][0]} is {bad[0][1]}, not an action id 0-{NUM_ACTIONS - 1}")
+        if self.players is not None:
+            if not isinstance(self.players, (list, tuple)) or len(self.players) != self.num_players:
+                raise ValueError(f"players must be None or a list of {self.num_players} names")
+            self.players = [str(p) for p in self.players]
+        if self.result is not None:
+            if not isinstance(self.result, dict):
+                raise ValueError(f"result must be a dict or None, got {type(self.result).__name__}")
+            for key in ("scores", "threes", "ranks"):
+                if key not in self.result:
+                    raise ValueError(f"result lacks {key!r}")
+                values = _int_list(self.result[key], f"result[{key!r}]")
+                if len(values) != self.num_players:
+                    raise ValueError(f"result[{key!r}] must have one entry per seat ({self.num_players})")
+
+    @property
+    def rules(self) -> Rules:
+        if isinstance(self.num_players, bool) or not isinstance(self.num_players, int):
+            raise ValueError(f"num_players must be an int, got {self.num_players!r}")
+        return Rules(num_players=self.num_players, rounds=self.rounds, turn_cap=self.turn_cap, reward=self.reward)
+
+    @property
+    def deck(self) -> list[int]:
+        """The first (in the standard game, the only) deck."""
+        return self.decks[0]
+
+    # ---------------------------------------------------------------- (de)serialise
+    def to_dict(self) -> dict:
+        return {
+            "format": LOG_FORMAT,
+            "version": LOG_VERSION,
+            "num_players": self.num_players,
+            "rules": {"rounds": self.rounds, "turn_cap": self.turn_cap, "reward": self.reward},
+            "decks": self.decks,
+            "actions": self.actions,
+            "players": self.players,
+            "result": self.result,
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), separators=(",", ":"))
+
+    @classmethod
+    def from_dict(cls, data) -> GameLog:
+        """From :meth:`to_dict` output, or from a golden-game line (``players``, ``deck``,
+        ``actions``)."""
+        if not isinstance(data, dict):
+            raise ValueError(f"a game log must be a JSON object, got {type(data).__name__}")
+        if "format" not in data and "deck" in data and "players" in data:  # golden-game line
+            result = None
+            if all(k in data for k in ("scores", "threes", "ranking")):
+                ranking = _int_list(data["ranking"], "ranking")
+                ranks = [ranking.index(s) if s in ranking else -1 for s in range(len(ranking))]
+                result = {
+                    "scores": data["scores"],
+                    "threes": data["threes"],
+                    "ranks": ranks,
+                    "terminated": True,
+                    "truncated": False,
+                }
+            return cls(num_players=data["players"], decks=[data["deck"]], actions=data["actions"], result=result)
+        if data.get("format") != LOG_FORMAT:
+            raise ValueError(f"not a game log: format is {data.get('format')!r}, expected {LOG_FORMAT!r}")
+        if data.get("version") != LOG_VERSION:
+            raise ValueError(f"unsupported game log version {data.get('version')!r} (this reader knows {LOG_VERSION})")
+        missing = [k for k in ("num_players", "rules", "decks", "actions") if k not in data]
+        if missing:
+            raise ValueError(f"game log lacks {', '.join(missing)}")
+        rules = data["rules"]
+        if not isinstance(rules, dict):
+            raise ValueError("game log 'rules' must be an object")
+        unknown = set(rules) - {"rounds", "turn_cap", "reward"}
+        if unknown:
+            raise ValueError(f"unknown rules fields in game log: {sorted(unknown)}")
+        return cls(
+            num_players=data["num_players"],
+            decks=data["decks"],
+            actions=data["actions"],
+            players=data.get("players"),
+            result=data.get("result"),
+            **rules,
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> GameLog:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"game log is not valid JSON: {e}") from None
+        return cls.from_dict(data)
+
+    def save(self, path) -> None:
+        """Write the log as JSON (atomically: a temporary file renamed into place)."""
+        path = os.fspath(path)
+        folder = os.path.dirname(os.path.abspath(path))
+        fd, tmp = tempfile.mkstemp(prefix=".gamelog-", suffix=".json", dir=folder)
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(self.to_json())
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
+    @classmethod
+    def load(cls, path) -> GameLog:
+        with open(path) as f:
+            text = f.read()
+        try:
+            return cls.from_json(text)
+        except ValueError as e:
+            raise ValueError(f"{os.fspath(path)}: {e}") from None
+
+
+# ---------------------------------------------------------------------------- recording
+class Recorder:
+    """Plays one game (a Simulator with a batch of one) and records its actions.
+
+    ``step(action)`` applies one decision (ValueError for an illegal one, state
+    unchanged); ``log`` is the :class:`GameLog` so far (with the result once it ends).
+    """
+
+    def __init__(self, rules: Rules | None = None, *, seed=None, decks=None, players: Sequence[str] | None = None):
+        self.rules = Rules() if rules is None else rules
+        if not isinstance(self.rules, Rules):
+            raise ValueError(f"rules must be a startups_env.Rules, got {type(self.rules).__name__}")
+        if decks is None:
+            # Every round's deck is fixed up front, so the log holds the whole game.
+            decks = shuffled_decks(np.random.default_rng(seed), self.rules.rounds).tolist()
+        elif np.ndim(decks) == 1:
+            decks = [decks]
+        self._log = GameLog(
+            num_players=self.rules.num_players,
+            decks=[list(d) for d in decks],
+            rounds=self.rules.rounds,
+            turn_cap=self.rules.turn_cap,
+            reward=self.rules.reward,
+            players=list(players) if players is not None else None,
+        )
+        self.sim = _simulator(self._log)
+
+    @property
+    def state(self) -> State:
+        return self.sim.state
+
+    @property
+    def done(self) -> bool:
+        return bool(self.sim.done[0])
+
+    def legal_actions(self) -> list[int]:
+        return np.flatnonzero(self.sim.legal_mask()[0]).tolist()
+
+    def step(self, action: int):
+        if self.done:
+            raise ValueError("the game is over")
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            raise ValueError(f"action must be an int, got {action!r}")
+        result = self.sim.step(np.array([int(action)]))
+        self._log.actions.append(int(action))
+        if self.done:
+            self._log.result = _result_of(self.sim)
+        return result
+
+    @property
+    def log(self) -> GameLog:
+        return GameLog(**{**self._log.__dict__, "actions": list(self._log.actions)})
+
+
+def _simulator(log: GameLog) -> Simulator:
+    decks = np.array([log.decks], dtype=np.int8)  # [1, rounds, 45]
+    return Simulator(log.rules, 1, decks=decks if log.rounds > 1 else decks[:, 0])
+
+
+def _result_of(sim: Simulator) -> dict:
+    s, n = sim.state, int(sim.state.num_players[0])
+    return {
+        "scores": s.scores[:n, 0].tolist(),
+        "threes": s.threes[:n, 0].tolist(),
+        "ranks": s.ranks[:n, 0].tolist(),
+        "terminated": bool(s.terminated[0]),
+        "truncated": bool(s.truncated[0]),
+    }
+
+
+def _agent_policy(agents: Sequence) -> Callable[[Simulator], int]:
+    """A policy from per-seat objects with ``act(obs[B, D], mask[B, 19], public=None)``."""
+
+    def policy(sim: Simulator) -> int:
+        s = sim.state
+        seat = int(s.current[0])
+        agent = agents[seat]
+        public = public_state(s, s.current) if getattr(agent, "needs_public_state", False) else None
+        return int(np.asarray(agent.act(observe(s), sim.legal_mask(), public=public)).reshape(-1)[0])
+
+    return policy
+
+
+def record_game(
+    policy=None, rules: Rules | None = None, *, seed=None, decks=None, players=None, max_decisions: int | None = None
+) -> GameLog:
+    """Play one game and return its log.
+
+    policy: None (uniform random legal moves from ``seed``); a sequence of per-seat
+        agents (objects with ``act(obs, mask, public=None)``, e.g. from
+        ``agents.base.make_agent``); or a callable ``policy(sim) -> action`` given the
+        one-game Simulator (e.g. ``lambda sim: act_for_seats(sim, agents)[0]``).
+    seed: shuffles the deck(s) (and drives the random policy); decks: explicit deck(s).
+    players: names stored in the log (default: the agents' ``name`` attributes).
+    max_decisions: stop early (an unfinished log) after this many decisions.
+    """
+    rules = Rules() if rules is None else rules
+    rng = np.random.default_rng(seed)
+    if policy is None:
+
+        def play(sim):
+            return int(sim.random_actions(rng=rng)[0])
+    elif callable(policy) and not hasattr(policy, "act"):
+        play = policy
+    else:
+        agents = list(policy)
+        if len(agents) != rules.num_players:
+            raise ValueError(f"{len(agents)} agents for {rules.num_players} seats")
+        if players is None:
+            players = [str(getattr(a, "name", type(a).__name__)) for a in agents]
+        play = _agent_policy(agents)
+    recorder = Recorder(rules, seed=rng if decks is None else None, decks=decks, players=players)
+    while not recorder.done and (max_decisions is None or len(recorder._log.actions) < max_decisions):
+        action = play(recorder.sim)
+        action = int(np.asarray(action).reshape(-1)[0])
+        recorder.step(action)
+    return recorder.log
+
+
+# ---------------------------------------------------------------------------- replay
+def _describe_illegal(sim: Simulator, k: int, action: int) -> str:
+    s = sim.state
+    legal = ", ".join(action_to_string(a) for a in np.flatnonzero(sim.legal_mask()[0]))
+    return (
+        f"illegal action at index {k}: {action_to_string(action)} ({action}) by P{int(s.current[0])} "
+        f"in the {PHASE_NAMES[int(s.phase[0])]} phase; legal: {legal}"
+    )
+
+
+def iter_replay(log: GameLog):
+    """Yield ``(k, action, sim)`` before each decision k (sim is live: copy its state to
+    keep it), then ``(len(actions), None, sim)`` at the end. Raises ValueError on an
+    illegal action, on actions after the end, or a result that does not match."""
+    sim = _simulator(log)
+    for k, action in enumerate(log.actions):
+        if sim.done[0]:
+            raise ValueError(f"the game ended after {k} actions but the log holds {len(log.actions)}")
+        if not sim.legal_mask()[0, action]:
+            raise ValueError(_describe_illegal(sim, k, action))
+        yield k, action, sim
+        sim.step(np.array([action]))
+    if log.result is not None:
+        if not sim.done[0]:
+            raise ValueError(f"the log has a result but the game is not over after its {len(log.actions)} actions")
+        got = _result_of(sim)
+        for key in ("scores", "threes", "ranks", "terminated", "truncated"):
+            if key in log.result and list(np.atleast_1d(log.result[key])) != list(np.atleast_1d(got[key])):
+                raise ValueError(f"replay does not match the log's result: {key} {got[key]} != {log.result[key]}")
+    yield len(log.actions), None, sim
+
+
+def replay(log: GameLog) -> Simulator:
+    """The one-game Simulator after every action of ``log`` (checked as in :func:`iter_replay`)."""
+    sim = None
+    for _, _, sim in iter_replay(log):
+        pass
+    return sim
+
+
+def replay_states(log: GameLog) -> list[State]:
+    """The state before every decision and the final one (len(actions) + 1 states)."""
+    return [sim.state.copy() for _, _, sim in iter_replay(log)]
+
+
+def describe_action(state: State, action: int, viewer: int | None = None, *, seat_prefix: bool = True) -> str:
+    """``P2: draw (octo)``-style caption of ``action`` played from ``state`` (game 0). A
+    drawn card is named only to a spectator (viewer None) or to the drawer; a take names
+    the coins gained. seat_prefix=False leaves out the ``P2: ``."""
+    seat = int(state.current[0])
+    text = (f"P{seat}: " if seat_prefix else "") + action_to_string(action)
+    if action == Action.DRAW and (viewer is None or viewer == seat):
+        text += f" ({COMPANY_NAMES[int(state.deck[int(state.pile_pos[0]), 0])]})"
+    elif Action.TAKE <= action < Action.KEEP:
+        coins = int(state.market_take_coins()[action - Action.TAKE, 0])
+        text += f" (+{coins} coin{'s' if coins != 1 else ''})"
+    return text
+
+
+def _frames(log: GameLog, viewer: int | None, render: Callable):
+    """[(caption, picture)] one per decision (the table before it) plus the final table."""
+    if viewer is not None and not (isinstance(viewer, int) and 0 <= viewer < log.num_players):
+        raise ValueError(f"viewer must be None or a seat in [0, {log.num_players}), got {viewer!r}")
+    names = log.players or [None] * log.num_players
+    out = []
+    for k, action, sim in iter_replay(log):
+        s = sim.state
+        if action is None:
+            caption = f"end after {k} decisions" if s.done[0] else f"after {k} decisions (game unfinished)"
+        else:
+            who = names[int(s.current[0])]
+            caption = (
+                f"{k + 1}/{len(log.actions)}  " + describe_action(s, action, viewer) + (f"  [{who}]" if who else "")
+            )
+        out.append((caption, render(s, 0, viewer)))
+    return out
+
+
+def write_html(
+    log: GameLog, path, *, viewer: int | None = None, images: bool = False, title: str = "Startups replay"
+) -> None:
+    """A standalone HTML page: one frame per decision (the table before it, with the
+    decision as caption) and the final table; buttons, a slider and the arrow keys step
+    through it. images=True embeds PNG pictures (:func:`~startups_env.render.table_rgb`)
+    beside the text tables."""
+    from .render import table_rgb, table_text
+
+    texts = _frames(log, viewer, table_text)
+    pictures = []
+    if images:
+        from PIL import Image
+
+        for _, array in _frames(log, viewer, table_rgb):
+            buf = io.BytesIO()
+            Image.fromarray(array).save(buf, format="PNG", compress_level=1)  # fast; flat colours compress well anyway
+            pictures.append("data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii"))
+    frames = [{"caption": c, "text": t, "image": pictures[i] if images else None} for i, (c, t) in enumerate(texts)]
+    # "</" inside a <script> block would end it early; JSON lets us escape the slash.
+    payload = json.dumps(frames).replace("</", "<\\/")
+    page = _HTML_TEMPLATE.replace("__TITLE__", html.escape(title)).replace("__FRAMES__", payload)
+    _atomic_write(path, page.encode("utf-8"))
+
+
+def write_gif(log: GameLog, path, *, viewer: int | None = None, frame_ms: int = 500, end_ms: int = 4000) -> None:
+    """An animated GIF of the game, one frame per decision (table_rgb), holding the final
+    table for ``end_ms``."""
+    from PIL import Image
+
+    from .render import table_rgb
+
+    frames = [Image.fromarray(a) for _, a in _frames(log, viewer, table_rgb)]
+    # One shared palette (from the final, busiest frame) keeps colours stable and saves time.
+    palette = frames[-1].quantize(colors=128, method=Image.Quantize.MEDIANCUT)
+    quantized = [f.quantize(palette=palette, dither=Image.Dither.NONE) for f in frames]
+    durations = [frame_ms] * (len(quantized) - 1) + [end_ms]
+    buf = io.BytesIO()
+    quantized[0].save(buf, format="GIF", save_all=True, append_images=quantized[1:], duration=durations, loop=0)
+    _atomic_write(path, buf.getvalue())
+
+
+def _atomic_write(path, data: bytes) -> None:
+    path = os.fspath(path)
+    fd, tmp = tempfile.mkstemp(prefix=".replay-", dir=os.path.dirname(os.path.abspath(path)))
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+_HTML_TEMPLATE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>__TITLE__</title>
+<style>
+ body { font-family: sans-serif; margin: 1em; background: #f6f4ee; }
+ pre { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 13px; background: #fff;
+       padding: .6em; border: 1px solid #ccc; display: inline-block; vertical-align: top; margin: 0 1em 0 0; }
+ #caption { font-weight: bold; margin: .5em 0; min-height: 1.2em; }
+ #bar { display: flex; gap: .5em; align-items: center; }
+ #slider { width: 30em; }
+ img { border: 1px solid #ccc; vertical-align: top; }
+</style></head>
+<body>
+<h2>__TITLE__</h2>
+<div id="bar"><button id="first">|&lt;</button><button id="prev">&lt;</button><button id="play">play</button>
+<button id="next">&gt;</button><button id="last">&gt;|</button><input id="slider" type="range" min="0" value="0">
+<span id="pos"></span></div>
+<div id="caption"></div>
+<div><pre id="table"></pre><img id="picture" alt="" style="display:none"></div>
+<script>
+const frames = __FRAMES__;
+let i = 0, timer = null;
+const slider = document.getElementById("slider");
+slider.max = frames.length - 1;
+function show(k) {
+  i = Math.max(0, Math.min(frames.length - 1, k));
+  const f = frames[i];
+  document.getElementById("caption").textContent = f.caption;
+  document.getElementById("table").textContent = f.text;
+  const img = document.getElementById("picture");
+  if (f.image) { img.src = f.image; img.style.display = ""; } else { img.style.display = "none"; }
+  document.getElementById("pos").textContent = "frame " + (i + 1) + " / " + frames.length;
+  slider.value = i;
+}
+function play() {
+  if (timer) { clearInterval(timer); timer = null; document.getElementById("play").textContent = "play"; return; }
+  document.getElementById("play").textContent = "pause";
+  timer = setInterval(() => { if (i >= frames.length - 1) { play(); } else { show(i + 1); } }, 600);
+}
+document.getElementById("first").onclick = () => show(0);
+document.getElementById("prev").onclick = () => show(i - 1);
+document.getElementById("next").onclick = () => show(i + 1);
+document.getElementById("last").onclick = () => show(frames.length - 1);
+document.getElementById("play").onclick = play;
+slider.oninput = () => show(parseInt(slider.value));
+document.addEventListener("keydown", e => {
+  if (e.key === "ArrowRight") show(i + 1);
+  if (e.key === "ArrowLeft") show(i - 1);
+});
+show(0);
+</script>
+</body></html>
+"""
+
+
+# ---------------------------------------------------------------------------- CLI
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m startups_env.replay",
+        description="Replay a Startups game log; print the final table, write HTML/GIF.",
+    )
+    parser.add_argument("log", help="game log JSON (GameLog.save), or a golden-game JSON line")
+    parser.add_argument("--html", help="write a standalone HTML replay here")
+    parser.add_argument("--images", action="store_true", help="embed PNG pictures in the HTML replay")
+    parser.add_argument("--gif", help="write an animated GIF here")
+    parser.add_argument("--viewer", type=int, default=None, help="show only this seat's hand (default: every hand)")
+    args = parser.parse_args(argv)
+    from .render import table_text
+
+    try:
+        log = GameLog.load(args.log)
+        sim = replay(log)
+        if args.html:
+            write_html(log, args.html, viewer=args.viewer, images=args.images)
+        if args.gif:
+            write_gif(log, args.gif, viewer=args.viewer)
+    except (ValueError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(table_text(sim, viewer=args.viewer))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

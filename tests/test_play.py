@@ -1,0 +1,143 @@
+"""The terminal game (agents.play), driven by scripted input."""
+
+import io
+import itertools
+import os
+import subprocess
+import sys
+
+import pytest
+
+from agents.play import main, parse_move
+from startups_env.replay import GameLog, replay
+from startups_env.rules import NUM_ACTIONS, action_to_string
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Bad entries first, then every move name: each decision is answered by the first legal one.
+SCRIPT = ["", "bogus", "99", "take", "-3", "help", "table"] + [action_to_string(a) for a in range(NUM_ACTIONS)]
+
+
+def _play(argv, script=SCRIPT):
+    feed = itertools.cycle(script)
+    prompts = []
+
+    def input_fn(prompt):
+        prompts.append(prompt)
+        return next(feed)
+
+    out = io.StringIO()
+    rc = main(argv, input_fn=input_fn, output=out)
+    return rc, out.getvalue(), prompts
+
+
+def test_parse_move():
+    legal = [0, 4, 5]
+    assert parse_move("0", legal) == 0
+    assert parse_move(" Take Octo ", legal) == 4
+    assert parse_move("t oc", legal) == 4
+    assert parse_move("t h", legal) == 5
+    assert parse_move("d", legal) == 0
+    for text, message in [
+        ("", "type a move"),
+        ("7", r"7 \(keep giraffe\) is not legal now; legal: 0 draw, 4 take octo, 5 take hippo"),
+        ("42", "there is no move 42"),
+        ("take giraffe", "take giraffe is not legal now"),
+        ("fly", "unknown move 'fly'"),
+        ("take", "unknown move"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            parse_move(text, legal)
+
+
+def test_scripted_full_game_with_bad_input(tmp_path):
+    save = tmp_path / "game.json"
+    rc, out, prompts = _play(
+        ["--players", "4", "--opponents", "random,greedy,random", "--seat", "1", "--seed", "7", "--save", str(save)]
+    )
+    assert rc == 0
+    assert "=== Game over ===" in out and "Final scoring" in out
+    for message in ("! type a move", "! unknown move 'bogus'", "! there is no move 99", "is not legal now"):
+        assert message in out
+    assert out.count("Enter a move by number or name") > 1  # 'help' shows the help again
+    assert prompts and all(p == "your move> " for p in prompts)
+    # The human's view never lists another seat's hand.
+    assert "your hand (P1)" in out and "hand P0:" not in out
+    # Opponents are announced by seat and name; the result names the human's place.
+    assert "P0 (random): " in out and "P2 (greedy): " in out
+    log = GameLog.load(save)
+    assert log.players == ["random", "you", "greedy", "random"]
+    sim = replay(log)
+    s = sim.state
+    place = {0: "1st", 1: "2nd", 2: "3rd", 3: "4th"}[int(s.ranks[1, 0])]
+    assert f"You (P1) finished {place} of 4 with {int(s.scores[1, 0])} points." in out
+    # Same seed, same script: the same game.
+    assert _play(["--players", "4", "--opponents", "random,greedy,random", "--seat", "1", "--seed", "7"])[1] == (
+        out.replace(f"game log saved to {save} (replay: python -m startups_env.replay {save})\n", "")
+    )
+
+
+def test_numbers_are_canonical_ids():
+    # Answer every decision with the ids 0..18 in turn: the first legal one is played.
+    rc, out, _ = _play(["--players", "2", "--opponents", "random", "--seed", "1"], [str(a) for a in range(NUM_ACTIONS)])
+    assert rc == 0 and "=== Game over ===" in out
+    assert "you: draw (" in out  # the human sees the card they drew
+
+
+def test_quit_and_end_of_input_leave_cleanly(tmp_path):
+    rc, out, _ = _play(
+        ["--players", "3", "--opponents", "random", "--seed", "2", "--save", str(tmp_path / "q.json")], ["draw", "quit"]
+    )
+    assert rc == 0 and "You left the game." in out and "Game over" not in out
+    partial = GameLog.load(tmp_path / "q.json")
+    assert partial.result is None and partial.actions[0] == 0
+    assert not replay(partial).state.done[0]
+
+    def eof(prompt):
+        raise EOFError
+
+    out = io.StringIO()
+    assert main(["--players", "3", "--opponents", "random", "--seed", "2"], input_fn=eof, output=out) == 0
+    assert "You left the game." in out.getvalue()
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--players", "4", "--opponents", "random,random"], "needs 1 or 3 names"),
+        (["--players", "3", "--opponents", "nobody"], "unknown agent 'nobody'"),
+        (["--players", "3", "--seat", "3"], "--seat must be in 0..2"),
+        (["--players", "8"], "--players must be 2-7"),
+        (["--players", "3", "--opponents", "random[speed=3]"], "unexpected keyword argument 'speed'"),
+    ],
+)
+def test_bad_arguments(argv, message):
+    out = io.StringIO()
+    assert main(argv, input_fn=lambda p: "quit", output=out) == 2
+    assert message in out.getvalue()
+
+
+def test_command_line_with_stdin():
+    lines = "\n".join(SCRIPT * 60) + "\n"
+    proc = subprocess.run(
+        [sys.executable, "-m", "agents.play", "--players", "3", "--opponents", "random", "--seed", "3", "--seat", "2"],
+        check=False,
+        input=lines,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "=== Game over ===" in proc.stdout and "You (P2) finished" in proc.stdout
+    # Input that ends mid-game exits cleanly too.
+    proc = subprocess.run(
+        [sys.executable, "-m", "agents.play", "--players", "3", "--opponents", "random"],
+        check=False,
+        input="draw\n",
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert proc.returncode == 0 and "You left the game." in proc.stdout and not proc.stderr
