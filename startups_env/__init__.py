@@ -14,3 +14,13 @@ from .rules import (
 )
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    # The PettingZoo env is imported on first use (`from startups_env import env`), so the
+    # batch simulator does not pay for importing pettingzoo and gymnasium.
+    if name in ("env", "raw_env"):
+        from . import aec
+
+        return getattr(aec, name)
+    raise AttributeError(f"module 'startups_env' has no attribute {name!r}")

@@ -45,9 +45,17 @@ from .rules import (
 P, C = MAX_PLAYERS, NUM_COMPANIES
 SLOTS = max(COMPANY_SIZES)  # market ring-buffer slots per company
 _SIZES = np.array(COMPANY_SIZES, dtype=np.int16)
+_SIZES_COLUMN = _SIZES[:, None]
 _SORTED_DECK = np.array(SORTED_DECK, dtype=np.int8)
 _NO_ONE = -1
+_NO_GAMES = np.empty(0, np.intp)  # shared, never modified: "no game ended"
+_NO_GAMES.flags.writeable = False
 _COMPANY_COLUMN = np.arange(C, dtype=np.int8)[:, None]
+# Plain-int copies of the Action offsets for numpy expressions: numpy treats an IntEnum
+# operand as a Python object, which makes `actions == Action.DRAW` several times slower.
+_DRAW, _TAKE, _KEEP, _MARKET = int(Action.DRAW), int(Action.TAKE), int(Action.KEEP), int(Action.MARKET)
+_UNSIGNED_NUM_ACTIONS = np.uintp(NUM_ACTIONS)  # (comparing unsigned arrays with a Python int is slow)
+_SMALL_BATCH = 32  # up to this many games, random_actions uses one cumulative sum instead of a row loop
 
 
 @dataclass
@@ -143,18 +151,20 @@ class State:
     def market_take_coins(self) -> np.ndarray:
         """int16[C, B]: coins on the card a take of company c would take (0 if none)."""
         b = self.batch_size
-        company = np.arange(C)[:, None]
-        cell = (company * SLOTS + self.market_head) * b + np.arange(b)[None, :]  # [c, head, game]
+        cell = self.market_head.astype(np.intp) * b + _slot_rows(b)  # flat offset of [c, head, game]
         oldest = self.market_paid - self.market_stamp.reshape(-1).take(cell)
-        return np.where(self.market_count > 0, oldest, 0).astype(np.int16)
+        oldest *= self.market_count > 0  # the head slot of an empty company is stale
+        return oldest
 
     def unseen(self, seat: np.ndarray) -> np.ndarray:
         """int16[C, B]: cards of each company that ``seat`` cannot see (others' hands, pile,
         removed cards)."""
-        own = _gather_seat(self.hand, seat).astype(np.int16)
-        others_known = self.known.sum(axis=0, dtype=np.int16) - _gather_seat(self.known, seat)
-        visible = own + others_known + self.portfolio.sum(axis=0, dtype=np.int16) + self.market_count
-        return _SIZES[:, None] - visible
+        cell = seat.astype(np.intp) * (C * seat.shape[0]) + _company_rows(seat.shape[0])
+        own = self.hand.reshape(-1).take(cell)
+        own_known = self.known.reshape(-1).take(cell)
+        # Visible: own hand, cards known in others' hands, every portfolio, the market.
+        public = np.add.reduce(self.known + self.portfolio, axis=0, dtype=np.int16)  # each <= 10: no int8 overflow
+        return _SIZES_COLUMN - (public + (own - own_known)) - self.market_count
 
 
 class StepResult(NamedTuple):
@@ -185,6 +195,28 @@ def _company_rows(batch_size: int) -> np.ndarray:
         rows = (np.arange(C)[:, None] * batch_size + np.arange(batch_size)[None, :]).astype(np.intp)
         _ROW_CACHE[batch_size] = rows
     return rows
+
+
+_SLOT_CACHE: dict[int, np.ndarray] = {}
+
+
+def _slot_rows(batch_size: int) -> np.ndarray:
+    """intp[C, B]: c * SLOTS * B + game, the flat offset of slot 0 of company c in a
+    [C, SLOTS, B] array (cached)."""
+    rows = _SLOT_CACHE.get(batch_size)
+    if rows is None:
+        rows = (np.arange(C)[:, None] * (SLOTS * batch_size) + np.arange(batch_size)[None, :]).astype(np.intp)
+        _SLOT_CACHE[batch_size] = rows
+    return rows
+
+
+def _sum_companies(x: np.ndarray) -> np.ndarray:
+    """x[C, B] -> [B], summed over companies in x's own dtype. For large B six explicit
+    row adds are several times faster than a reduction over axis 0; for a few games the
+    single reduction call is cheaper."""
+    if x.shape[1] <= _SMALL_BATCH:
+        return np.add.reduce(x, axis=0, dtype=x.dtype)
+    return x[0] + x[1] + x[2] + x[3] + x[4] + x[5]
 
 
 def _gather_seat(per_seat: np.ndarray, seat: np.ndarray) -> np.ndarray:
@@ -255,7 +287,20 @@ class Simulator:
         self._round_decks: np.ndarray | None = None  # int8[B, rounds, 45] explicit round-game decks
         self._arange = np.arange(self.batch_size)
         self._mask_cache: np.ndarray | None = None  # bool[19, B], valid until the state changes
+        self._phase_cache: tuple[np.ndarray, np.ndarray] | None = None  # _phase_games(), valid with _mask_cache
         self.reset(seed=seed, decks=decks, num_players=num_players)
+
+    @classmethod
+    def from_state(cls, state: State, rules: Rules | None = None, *, seed=None) -> "Simulator":
+        """A simulator that continues the games of ``state`` (used as is, not copied), e.g. a
+        search bot's rollouts from sampled states (``State.take`` of a running batch with
+        hidden cards re-dealt). Later rounds of the round game are shuffled from ``seed``."""
+        if not isinstance(state, State):
+            raise ValueError(f"state must be a startups_env.core.State, got {type(state).__name__}")
+        sim = cls(rules, state.batch_size, seed=seed, num_players=state.num_players)
+        sim.state = state
+        sim._mask_cache = None  # the caches describe the dealt games, not these
+        return sim
 
     # ------------------------------------------------------------------ reset
     def reset(self, seed=None, *, decks=None, num_players=None) -> None:
@@ -336,20 +381,23 @@ class Simulator:
         """bool[B]: the game is over (terminated or truncated) and waits for a reset."""
         return self.state.done
 
-    def _draw_cost(self) -> np.ndarray:
+    def _draw_cost(self, lacks_chip: np.ndarray | None = None) -> np.ndarray:
         """int8[B]: coins the current player must lay to draw (1 per market card of a
-        company whose chip they do not hold)."""
+        company whose chip they do not hold). lacks_chip: ``chip != current`` if at hand."""
         s = self.state
-        charged = s.market_count * (s.chip != s.current[None, :])
-        # Six explicit row adds are several times faster than a reduction over axis 0.
-        return charged[0] + charged[1] + charged[2] + charged[3] + charged[4] + charged[5]
+        if lacks_chip is None:
+            lacks_chip = s.chip != s.current[None, :]
+        return _sum_companies(s.market_count * lacks_chip)
 
     def _seat_offsets(self) -> np.ndarray:
         """intp[B]: current * B + game, the flat offset of the current seat's [P, B] entry."""
         return self.state.current.astype(np.intp) * self.batch_size + self._arange
 
     def _phase_games(self) -> tuple[np.ndarray, np.ndarray]:
-        """bool[B] masks of running games in the take and in the put-down phase."""
+        """bool[B] masks of running games in the take and in the put-down phase (cached
+        together with the legal mask; callers must not modify them)."""
+        if self._mask_cache is not None:
+            return self._phase_cache
         s = self.state
         running = ~(s.terminated | s.truncated)
         put = s.phase.view(bool) & running  # phase is 0 (take) or 1 (put-down)
@@ -360,16 +408,18 @@ class Simulator:
         if self._mask_cache is not None:
             return self._mask_cache
         s = self.state
-        take, put = self._phase_games()
+        take, put = self._phase_cache = self._phase_games()
         mask = np.zeros((NUM_ACTIONS, self.batch_size), bool)
-        if take.any():
+        # (np.count_nonzero is a much cheaper "any" than ndarray.any() on small arrays.)
+        if np.count_nonzero(take):
+            lacks_chip = s.chip != s.current[None, :]
             coins = s.coins.reshape(-1).take(self._seat_offsets())
-            mask[Action.DRAW] = take & (coins >= self._draw_cost())
-            mask[Action.TAKE:Action.KEEP] = take & (s.market_count > 0) & (s.chip != s.current[None, :])
-        if put.any():
+            mask[_DRAW] = take & (coins >= self._draw_cost(lacks_chip))
+            mask[_TAKE:_KEEP] = take & (s.market_count > 0) & lacks_chip
+        if np.count_nonzero(put):
             in_hand = put & (_gather_seat(s.hand, s.current) > 0)
-            mask[Action.KEEP:Action.MARKET] = in_hand
-            mask[Action.MARKET:] = in_hand & (_COMPANY_COLUMN != s.barred[None, :])
+            mask[_KEEP:_MARKET] = in_hand
+            mask[_MARKET:] = in_hand & (_COMPANY_COLUMN != s.barred[None, :])
         self._mask_cache = mask
         return mask
 
@@ -389,8 +439,8 @@ class Simulator:
         used = np.flatnonzero(rows.any(axis=1)) if mask is not None else None
         if used is None:
             take, put = self._phase_games()
-            lo = Action.DRAW if take.any() else Action.KEEP
-            hi = NUM_ACTIONS if put.any() else Action.KEEP
+            lo = _DRAW if np.count_nonzero(take) else _KEEP
+            hi = NUM_ACTIONS if np.count_nonzero(put) else _KEEP
         elif used.size:
             lo, hi = int(used[0]), int(used[-1]) + 1
         else:
@@ -399,6 +449,13 @@ class Simulator:
         if hi <= lo:
             return choice
         window = rows[lo:hi]
+        if rows.shape[1] <= _SMALL_BATCH:
+            # Few games: numpy's per-call cost dominates, so count with one cumulative sum.
+            seen = np.cumsum(window, axis=0, dtype=np.int8)  # legal rows up to and including each row
+            pick = (rng.random(rows.shape[1], dtype=np.float32) * seen[-1]).astype(np.int8)  # 0..count-1
+            # choice = lo + number of rows before the (pick+1)-th legal one.
+            choice += np.add.reduce(seen[:-1] <= pick, axis=0, dtype=np.int8)
+            return choice
         legal_count = window.sum(axis=0, dtype=np.int8)
         pick = (rng.random(rows.shape[1], dtype=np.float32) * legal_count).astype(np.int8)  # 0..count-1
         # choice = lo + number of rows before the (pick+1)-th legal one.
@@ -413,28 +470,38 @@ class Simulator:
         arr = np.asarray(actions)
         if arr.shape != (self.batch_size,):
             raise ValueError(f"actions must have shape [{self.batch_size}] (one per game), got {list(arr.shape)}")
-        if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
+        if arr.dtype.kind not in "iu":  # signed or unsigned integers (bool is kind "b")
             raise ValueError(f"actions must be integers, got dtype {arr.dtype}")
         arr = arr.astype(np.intp, copy=False)
-        if arr.min() < 0 or arr.max() >= NUM_ACTIONS:
+        if np.count_nonzero(arr.view(np.uintp) >= _UNSIGNED_NUM_ACTIONS):  # negative ids wrap to huge unsigned values
             bad = np.flatnonzero((arr < 0) | (arr >= NUM_ACTIONS))
             raise ValueError(
                 f"actions out of range [0, {NUM_ACTIONS}) in games {bad[:10].tolist()}: {arr[bad[:10]].tolist()}"
             )
         return arr
 
-    def step(self, actions) -> StepResult:
+    def step(self, actions, active=None) -> StepResult:
         """Apply one decision in every game (actions int[B]; ignored in finished games).
+
+        active: optional bool[B]; games where it is False are left untouched and their
+        actions ignored, so an adapter can advance some games while others wait (e.g. for
+        a learner's decision).
 
         An illegal action in any running game raises ``ValueError`` naming the games and
         actions, and no game changes.
         """
         a = self._check_actions(actions)
         rows = self._legal_rows()
-        legal = rows.reshape(-1)[a * self.batch_size + self._arange]
+        legal = rows.reshape(-1).take(a * self.batch_size + self._arange)
         take, put = self._phase_games()
+        if active is not None:
+            active = np.asarray(active)
+            if active.dtype != bool or active.shape != (self.batch_size,):
+                raise ValueError(f"active must be a bool array of shape [{self.batch_size}], got "
+                                 f"{active.dtype} {list(active.shape)}")
+            take, put = take & active, put & active
         running = take | put
-        if not (legal | ~running).all():
+        if np.count_nonzero(running > legal):  # some running game got an illegal action
             s = self.state
             illegal = np.flatnonzero(~legal & running)
             details = ", ".join(
@@ -443,10 +510,10 @@ class Simulator:
             )
             raise ValueError(f"illegal actions in {illegal.size} game(s): {details}")
         self._mask_cache = None
-        if take.any():
+        if np.count_nonzero(take):
             self._apply_take(take, a)
-        ended = np.empty(0, np.intp)
-        if put.any():
+        ended = _NO_GAMES
+        if np.count_nonzero(put):
             ended = self._apply_put(put, a)
         return self._finish(ended)
 
@@ -455,18 +522,18 @@ class Simulator:
         games outside the phase receive zero increments)."""
         s, b = self.state, self.batch_size
         seat = self._seat_offsets()
-        draw = take & (actions == Action.DRAW)
-        grab = take & (actions != Action.DRAW)
-        if draw.any():
+        draw = take & (actions == _DRAW)
+        grab = take ^ draw  # take & (actions != DRAW)
+        any_draw, any_grab = np.count_nonzero(draw), np.count_nonzero(grab)
+        if any_draw:
             # Lay 1 coin on every market card of companies whose chip the drawer lacks.
             pay = (s.chip != s.current[None, :]) & (s.market_count > 0) & draw[None, :]
             s.market_paid += pay
             laid = s.market_count * pay
             s.market_coins += laid
-            s.coins.reshape(-1)[seat] -= laid[0] + laid[1] + laid[2] + laid[3] + laid[4] + laid[5]
-        card = s.deck.reshape(-1).take(np.minimum(s.pile_pos, DECK_SIZE - 1).astype(np.intp) * b + self._arange)
-        company = np.where(grab, actions - Action.TAKE, 0)
-        if grab.any():
+            s.coins.reshape(-1)[seat] -= _sum_companies(laid)
+        company = np.where(grab, actions - _TAKE, 0)
+        if any_grab:
             row = company * b + self._arange  # flat offset into [C, B] arrays
             head = s.market_head.reshape(-1).take(row)
             stamp = s.market_stamp.reshape(-1).take((company * SLOTS + head) * b + self._arange)
@@ -476,9 +543,12 @@ class Simulator:
             s.market_count.reshape(-1)[row] -= grab
             s.market_head.reshape(-1)[row] = np.where(grab, (head + 1) % SLOTS, head)
             s.barred[:] = np.where(grab, company, s.barred)
-        gained_card = np.where(draw, card, company).astype(np.intp)
+        gained_card = company
+        if any_draw:
+            card = s.deck.reshape(-1).take(np.minimum(s.pile_pos, DECK_SIZE - 1).astype(np.intp) * b + self._arange)
+            gained_card = np.where(draw, card, company)  # intp
         s.hand.reshape(-1)[(s.current.astype(np.intp) * C + gained_card) * b + self._arange] += take
-        if grab.any():
+        if any_grab:
             s.known.reshape(-1)[(s.current.astype(np.intp) * C + company) * b + self._arange] += grab
         s.pile_pos += draw
         s.phase |= take
@@ -488,15 +558,17 @@ class Simulator:
         round ended."""
         s, b = self.state, self.batch_size
         cur = s.current.astype(np.intp)
-        keep = put & (actions < Action.MARKET)
-        to_market = put & (actions >= Action.MARKET)
-        company = np.where(keep, actions - Action.KEEP, np.where(to_market, actions - Action.MARKET, 0))
+        keep = put & (actions < _MARKET)
+        to_market = put ^ keep  # put & (actions >= MARKET)
+        # Put-down ids 7-18 name company (id - 7) % 6 for both kinds. Games not putting get
+        # some valid company too; every write below adds 0 or writes back the old value there.
+        company = (actions - _KEEP) % C
         cell = (cur * C + company) * b + self._arange  # flat offset of [cur, company, game]
         s.hand.reshape(-1)[cell] -= put
         # Others know one fewer card of that company may still be in hand.
         known = s.known.reshape(-1)
         known[cell] = np.maximum(known.take(cell) - put, 0)
-        if keep.any():
+        if np.count_nonzero(keep):
             portfolio = s.portfolio.reshape(-1)
             mine = portfolio.take(cell) + keep
             portfolio[cell] = mine
@@ -506,7 +578,7 @@ class Simulator:
             theirs = portfolio.take((np.maximum(holder, 0) * C + company) * b + self._arange)
             takes_chip = keep & ((holder < 0) | (mine > theirs))
             s.chip.reshape(-1)[row] = np.where(takes_chip, cur, holder)
-        if to_market.any():
+        if np.count_nonzero(to_market):
             row = company * b + self._arange
             slot = (s.market_head.reshape(-1).take(row) + s.market_count.reshape(-1).take(row)) % SLOTS
             slot_cell = (company * SLOTS + slot) * b + self._arange
@@ -518,11 +590,10 @@ class Simulator:
         s.phase &= ~put
         s.barred[put] = _NO_ONE
         over = put & ((s.pile_pos >= DECK_SIZE) | (s.turn >= self.rules.turn_cap))
-        capped = over & (s.pile_pos < DECK_SIZE)
         s.current[:] = np.where(put & ~over, (cur + 1) % s.num_players, cur)
-        if not over.any():
-            return np.empty(0, np.intp)
-        s.capped |= capped
+        if not np.count_nonzero(over):
+            return _NO_GAMES
+        s.capped |= over & (s.pile_pos < DECK_SIZE)
         return np.flatnonzero(over)
 
     # ------------------------------------------------------------------ scoring
@@ -530,7 +601,8 @@ class Simulator:
         b = self.batch_size
         rewards = np.zeros((b, P), np.float32)
         scores = np.zeros((b, P), np.int16)
-        ranks = np.full((b, P), -1, np.int8)
+        ranks = np.empty((b, P), np.int8)
+        ranks.fill(-1)
         s = self.state
         if ended.size:
             self._score_rounds(ended)
@@ -552,13 +624,7 @@ class Simulator:
         s = self.state
         n_players = s.num_players[games].astype(np.int16)
         holdings = (s.hand[:, :, games] + s.portfolio[:, :, games]).astype(np.int16)  # [P, C, n]
-        most = holdings.max(axis=0)
-        sole = (holdings == most[None]).sum(axis=0) == 1  # [C, n]
-        winner = holdings.argmax(axis=0)  # [C, n]
-        is_winner = np.arange(P)[:, None, None] == winner[None]
-        paying = sole[None] & ~is_winner  # each minority holder pays 1 coin per card
-        paid = np.where(paying, holdings, 0)
-        received = np.where(is_winner & sole[None], paid.sum(axis=0)[None], 0)
+        paid, received = company_payouts(holdings)
         balance = s.coins[:, games] - paid.sum(axis=1)
         threes = received.sum(axis=1).astype(np.int16)
         scores = (balance + 3 * threes).astype(np.int16)
@@ -568,7 +634,7 @@ class Simulator:
         recency = (s.current[games][None, :].astype(np.int16) - seat) % n_players[None, :]
         key = scores.astype(np.int64) * 10_000 + threes * 10 - recency
         valid = seat < n_players[None, :]
-        key = np.where(valid, key, np.iinfo(np.int64).min)
+        key = np.where(valid, key, -(2**62))  # padded seats last (negating int64.min would overflow to itself)
         order = np.argsort(-key, axis=0, kind="stable")  # seats best first
         ranks = np.empty_like(order)
         np.put_along_axis(ranks, order, np.arange(P)[:, None].repeat(games.size, axis=1), axis=0)
@@ -613,7 +679,7 @@ class Simulator:
         key = (s.round_points[:, games].astype(np.int64) * 100 + s.plus2[:, games]) * 100 + s.plus1[:, games]
         key = key * 10 - last_rank
         valid = seat < n_players[None, :]
-        key = np.where(valid, key, np.iinfo(np.int64).min)
+        key = np.where(valid, key, -(2**62))  # padded seats last (negating int64.min would overflow to itself)
         order = np.argsort(-key, axis=0, kind="stable")
         ranks = np.empty_like(order)
         np.put_along_axis(ranks, order, np.arange(P)[:, None].repeat(games.size, axis=1), axis=0)
@@ -640,6 +706,28 @@ class Simulator:
             reward = (value - mean[None, :]) / scale
         return np.where(valid, reward, 0.0).astype(np.float32)
 
+    def reset_games(self, games, *, num_players=None) -> None:
+        """Deal fresh games (decks shuffled from the generator) in the selected games only;
+        the other games are untouched. num_players: an int or int[len(games)] of new table
+        sizes for them (default: keep each game's size)."""
+        idx = np.asarray(games)
+        if idx.dtype == bool or not np.issubdtype(idx.dtype, np.integer) or idx.ndim != 1:
+            raise ValueError(f"games must be a 1-d int array of game indices, got {games!r}")
+        if idx.size and (idx.min() < 0 or idx.max() >= self.batch_size or np.unique(idx).size != idx.size):
+            raise ValueError(f"games must be distinct indices in [0, {self.batch_size}), got {idx[:10].tolist()}")
+        idx = idx.astype(np.intp)
+        if num_players is not None:
+            arr = np.asarray(num_players)
+            if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer) or arr.ndim > 1 or (
+                arr.ndim == 1 and arr.shape[0] != idx.size
+            ):
+                raise ValueError(f"num_players must be an int or an int array of shape [{idx.size}], got {num_players!r}")
+            if ((arr < MIN_PLAYERS) | (arr > MAX_PLAYERS)).any():
+                raise ValueError(f"num_players must be between {MIN_PLAYERS} and {MAX_PLAYERS}, got {np.unique(arr).tolist()}")
+            self.state.num_players[idx] = arr
+        if idx.size:
+            self._auto_reset(idx)
+
     def _auto_reset(self, games: np.ndarray) -> None:
         s = self.state
         s.round[games] = 0
@@ -650,6 +738,24 @@ class Simulator:
         s.truncated[games] = False
         s.capped[games] = False
         self._start_rounds(games, shuffled_decks(self.rng, games.size), np.zeros(games.size, np.int8))
+
+
+def company_payouts(holdings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The final payout of a round, company by company (also used by the renderer to
+    explain a scoring). holdings: int[P, C, n] cards per seat (hand + portfolio).
+
+    Returns (paid, received), each int[P, C, n]: the coins each seat pays for each company
+    (its cards there, if another seat holds strictly the most) and the 3-point coins the
+    sole majority holder receives (the sum of those payments). A tie for most: nobody pays.
+    """
+    most = holdings.max(axis=0)
+    sole = (holdings == most[None]).sum(axis=0) == 1  # [C, n]
+    winner = holdings.argmax(axis=0)  # [C, n]
+    is_winner = np.arange(holdings.shape[0])[:, None, None] == winner[None]
+    paying = sole[None] & ~is_winner  # each minority holder pays 1 coin per card
+    paid = np.where(paying, holdings, 0)
+    received = np.where(is_winner & sole[None], paid.sum(axis=0)[None], 0)
+    return paid, received
 
 
 def public_state(state: State, seat) -> State:

@@ -12,10 +12,11 @@ cannot drift from the code.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
-from .core import State, _gather_seat
+from .core import State
 from .rules import (
     COMPANY_SIZES,
     DECK_SIZE,
@@ -102,48 +103,134 @@ def observe(state: State, seat: np.ndarray | None = None, out: np.ndarray | None
 
     Only what that player may know enters: their own hand, public portfolios, coins, chips
     and market, the pile size, and counts of cards they cannot see.
+
+    out: optional float32[B, OBS_DIM] C-contiguous array to fill (and return) instead of
+    allocating one.
+
+    Written for a small, fixed number of whole-batch numpy operations, because at B = 1
+    (the PettingZoo env) their per-call overhead is the whole cost: every piece is one flat
+    ``take`` with offsets cached per batch size (and, for one game, per seat and table
+    size), and all one-hots are set by a single scatter.
     """
     b = state.batch_size
     seat = state.current if seat is None else np.asarray(seat)
     if seat.shape != (b,):
         raise ValueError(f"seat must have shape [{b}], got {list(seat.shape)}")
     n = state.num_players.astype(np.intp)
-    if ((seat < 0) | (seat >= n)).any():
+    if np.count_nonzero((seat < 0) | (seat >= n)):
         raise ValueError("seat out of range of the table size in some games")
     seat = seat.astype(np.intp)
-    games = np.arange(b)
     if out is None:
-        out = np.empty((b, OBS_DIM), np.float32)
-    o = views(out)
+        out = np.zeros((b, OBS_DIM), np.float32)
+    else:
+        if out.shape != (b, OBS_DIM) or out.dtype != np.float32 or not out.flags.c_contiguous:
+            raise ValueError(f"out must be a C-contiguous float32 array of shape [{b}, {OBS_DIM}], "
+                             f"got {out.dtype} {list(out.shape)}")
+        out.fill(0)  # the one-hot pieces below only set their ones
+    t = out.T  # [OBS_DIM, B]: one row per feature, like the state's game-last arrays
+    o = _seat_offsets(b, seat, n)
+    portfolios = state.portfolio.reshape(-1).take(o.cell) * o.shown  # [P, C, B] by relative seat
+    known = state.known.reshape(-1).take(o.cell) * o.shown
+    hand = state.hand.reshape(-1).take(o.own_cell)  # [C, B]
+    t[_PORTFOLIOS] = portfolios.reshape(P * C, b)
+    t[_KNOWN] = known.reshape(P * C, b)
+    t[_HAND] = hand
+    t[_COINS] = state.coins.reshape(-1).take(o.seat_cell) * o.present
+    t[_ROUND_POINTS] = state.round_points.reshape(-1).take(o.seat_cell) * o.present
+    t[_MARKET_CARDS] = state.market_count
+    t[_MARKET_COINS] = state.market_coins
+    t[_TAKE_COINS] = state.market_take_coins()
+    t[_PILE] = DECK_SIZE - state.pile_pos  # int8 is enough: 0 <= pile_pos <= 45
+    t[_TURN] = state.turn
+    # Unseen (as State.unseen): company size minus the cards of it the observer can see,
+    # i.e. its hand, every portfolio, the known cards in the others' hands and the market.
+    seen = np.add.reduce(portfolios + known, axis=0, dtype=np.int16) - known[0] + hand + state.market_count
+    t[_UNSEEN] = _SIZES_COLUMN - seen
 
-    rel = np.arange(P)[:, None]
-    absolute = (seat[None, :] + rel) % n[None, :]  # [P, B] absolute seat of each relative seat
-    present = rel < n[None, :]
-
-    o["num_players"][:] = 0
-    o["num_players"][games, n - MIN_PLAYERS] = 1
-    o["phase"][:] = 0
-    o["phase"][games, state.phase.astype(np.intp)] = 1
-    o["current_player"][:] = 0
-    o["current_player"][games, (state.current.astype(np.intp) - seat) % n] = 1
-    o["hand"][:] = _gather_seat(state.hand, seat).T
-    portfolios = state.portfolio[absolute, :, games[None, :]]  # [P, B, C]
-    o["portfolios"][:] = (portfolios * present[:, :, None]).transpose(1, 0, 2)
-    o["known_hands"][:] = (state.known[absolute, :, games[None, :]] * present[:, :, None]).transpose(1, 0, 2)
-    o["coins"][:] = np.where(present, state.coins[absolute, games[None, :]], 0).T
-    chip = state.chip.astype(np.intp)
-    holder_rel = (chip - seat[None, :]) % n[None, :]  # [C, B]
-    o["chips"][:] = 0
-    held = np.nonzero(chip >= 0)
-    o["chips"][held[1], held[0], holder_rel[held]] = 1
-    o["market_cards"][:] = state.market_count.T
-    o["market_coins"][:] = state.market_coins.T
-    o["take_coins"][:] = state.market_take_coins().T
-    o["pile"][:, 0] = DECK_SIZE - state.pile_pos.astype(np.int16)
-    o["barred"][:] = (state.barred[:, None] == np.arange(C)[None, :])
-    o["unseen"][:] = state.unseen(seat).T
-    o["turn"][:, 0] = state.turn
-    o["round"][:] = 0
-    o["round"][games, np.minimum(state.round, ROUND_GAME_ROUNDS - 1).astype(np.intp)] = 1
-    o["round_points"][:] = np.where(present, state.round_points[absolute, games[None, :]], 0).T
+    # One-hots, one row per one-hot block: the value each block encodes (absolute seats
+    # made relative below), clipped to the block, plus the block's offset; blocks whose
+    # value is -1 (no chip holder, nothing barred) write a 0 instead of a 1.
+    hot = np.concatenate((
+        (n - MIN_PLAYERS)[None], state.phase[None], state.current[None], state.chip,
+        state.barred[None], state.round[None],
+    ), dtype=np.intp)  # [11, B]
+    ones = hot >= 0
+    np.minimum(hot, _HOT_MAX, out=hot)
+    hot -= o.hot_shift
+    hot %= o.hot_mod
+    hot += _HOT_BASE
+    hot += o.vector_start
+    out.reshape(-1)[hot] = ones
     return out
+
+
+class _SeatOffsets(NamedTuple):
+    """Flat offsets that depend only on the batch size, the observer seats and the table
+    sizes (intp arrays, read-only)."""
+
+    cell: np.ndarray  # [P, C, B] offset of [absolute seat of each relative seat, company, game] in a [P, C, B] array
+    shown: np.ndarray  # bool[P, 1, B] relative seat is at the table
+    seat_cell: np.ndarray  # [P, B] offset of [absolute seat, game] in a [P, B] array
+    present: np.ndarray  # bool[P, B]
+    own_cell: np.ndarray  # [C, B] offset of [observer, company, game] in a [P, C, B] array
+    hot_shift: np.ndarray  # [11, B] observer seat on the one-hot rows that hold seats, else 0
+    hot_mod: np.ndarray  # [11, B] table size on those rows, else the block size
+    vector_start: np.ndarray  # [B] game * OBS_DIM, the flat offset of each game's vector
+
+
+_ONE_GAME_CACHE: dict[tuple[int, int], _SeatOffsets] = {}
+
+
+def _seat_offsets(b: int, seat: np.ndarray, n: np.ndarray) -> _SeatOffsets:
+    """The offsets for observer seats ``seat`` and table sizes ``n`` (intp[B]). A single
+    game has only 27 (seat, table size) pairs, so for B = 1 they are cached."""
+    if b == 1:
+        key = (int(seat[0]), int(n[0]))
+        cached = _ONE_GAME_CACHE.get(key)
+        if cached is not None:
+            return cached
+    games, vector_start, company_rows = _offsets(b)
+    absolute = (seat + _REL) % n  # [P, B] absolute seat of each relative seat
+    present = _REL < n  # [P, B]
+    offsets = _SeatOffsets(
+        cell=absolute[:, None, :] * (C * b) + company_rows,
+        shown=present[:, None, :],
+        seat_cell=absolute * b + games,
+        present=present,
+        own_cell=seat * (C * b) + company_rows,
+        hot_shift=seat * _HOT_RELATIVE,
+        hot_mod=np.where(_HOT_RELATIVE, n, _HOT_MOD),
+        vector_start=vector_start,
+    )
+    if b == 1:
+        for array in offsets:
+            array.flags.writeable = False
+        _ONE_GAME_CACHE[key] = offsets
+    return offsets
+
+
+_REL = np.arange(P, dtype=np.intp)[:, None]
+_SIZES_COLUMN = np.array(COMPANY_SIZES, np.int16)[:, None]
+_PORTFOLIOS, _KNOWN, _COINS, _ROUND_POINTS, _HAND = (SLICES[k] for k in ("portfolios", "known_hands", "coins", "round_points", "hand"))
+_MARKET_CARDS, _MARKET_COINS, _TAKE_COINS = (SLICES[k] for k in ("market_cards", "market_coins", "take_coins"))
+_PILE, _TURN, _UNSEEN = (SLICES[k] for k in ("pile", "turn", "unseen"))
+# The 11 one-hot rows: num_players, phase, current_player, chips (6 companies), barred, round.
+_HOT_BASE = np.array(
+    [SLICES["num_players"].start, SLICES["phase"].start, SLICES["current_player"].start]
+    + [SLICES["chips"].start + c * P for c in range(C)]
+    + [SLICES["barred"].start, SLICES["round"].start], np.intp)[:, None]
+_HOT_RELATIVE = np.array([0, 0, 1] + [1] * C + [0, 0], np.intp)[:, None]  # 1: a seat, made relative (mod n)
+_HOT_MOD = np.array([MAX_PLAYERS] * 3 + [P] * C + [C, ROUND_GAME_ROUNDS], np.intp)[:, None]  # keeps -1 in its block
+_HOT_MAX = np.array([MAX_PLAYERS] * (3 + C) + [C, ROUND_GAME_ROUNDS - 1], np.intp)[:, None]  # a finished round game has round = 4
+
+_OFFSET_CACHE: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+
+def _offsets(b: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(games intp[B], games * OBS_DIM intp[B], c * B + game intp[C, B]), cached per batch size."""
+    cached = _OFFSET_CACHE.get(b)
+    if cached is None:
+        games = np.arange(b, dtype=np.intp)
+        cached = (games, games * OBS_DIM, np.arange(C, dtype=np.intp)[:, None] * b + games)
+        _OFFSET_CACHE[b] = cached
+    return cached

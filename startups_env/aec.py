@@ -1,0 +1,374 @@
+"""
+# Startups
+
+A PettingZoo AEC environment for the card game *Startups* (Jun Sasaki, Oink Games, 2017):
+2-7 players collect shares of six companies; whoever holds strictly the most cards of a
+company at the end is paid by everyone else holding it. The rules are those of
+`RULES.md`; all of them live in the batch simulator (`startups_env.core.Simulator`),
+which this environment drives with a batch of one game.
+
+| Import             | `from startups_env import env` (or `startups_env.aec.env`)       |
+|--------------------|------------------------------------------------------------------|
+| Actions            | Discrete                                                         |
+| Parallel API       | No                                                               |
+| Manual Control     | No                                                               |
+| Agents             | `agents= ['player_0', 'player_1', 'player_2', 'player_3']` (N=4) |
+| Agents             | 2-7 (`num_players`, default 4; 2 is an unofficial variant)       |
+| Action Shape       | Discrete(19)                                                     |
+| Action Values      | 0-18, see "Action Space"                                         |
+| Observation Shape  | (197,)                                                           |
+| Observation Values | see "Observation Space" (raw counts, float32, not normalised)    |
+
+    from startups_env import env
+    e = env(num_players=4)
+    e.reset(seed=0)
+    for agent in e.agent_iter():
+        obs, reward, termination, truncation, info = e.last()
+        action = None if termination or truncation else e.action_space(agent).sample(obs["action_mask"])
+        e.step(action)
+
+A turn is two decisions by the same agent: first *take* a card (draw from the pile, paying
+1 coin on every market card of companies whose anti-monopoly chip you lack, or take a
+market card with its coins), then *put one down* (into your portfolio or into the market).
+So `agent_selection` stays on the same agent for two consecutive steps.
+
+### Observation Space
+
+The observation is a dictionary with an `"observation"` element, a float32 vector of 197
+raw counts and one-hots of exactly what the observing agent may know, and an
+`"action_mask"` element (see "Legal Actions Mask"). Seats are *relative* to the observer:
+relative seat 0 is the observer, 1 the next player in turn order, and so on; seats past
+the table size are zero, so one policy can serve every table size. Any agent may be
+observed at any time. The layout is generated from `startups_env.observe.PIECES`
+(`observe.layout_table()`; a test checks that this copy matches it):
+
+| index | name | shape | range | meaning |
+|---|---|---|---|---|
+| 0-5 | `num_players` | [6] | [0, 1] | one-hot table size, 2..7 players |
+| 6-7 | `phase` | [2] | [0, 1] | one-hot phase of the player to act: take, put-down |
+| 8-14 | `current_player` | [7] | [0, 1] | one-hot relative seat of the player to act (0 = observer) |
+| 15-20 | `hand` | [6] | [0, 10] | observer's hidden hand: cards per company |
+| 21-62 | `portfolios` | [7, 6] | [0, 10] | face-up portfolio cards per relative seat and company |
+| 63-104 | `known_hands` | [7, 6] | [0, 10] | hand cards everyone knows each relative seat holds (taken from the market, not provably played since) |
+| 105-111 | `coins` | [7] | [0, 70] | 1-point coins per relative seat |
+| 112-153 | `chips` | [6, 7] | [0, 1] | per company, one-hot relative seat of the anti-monopoly chip holder (all 0: unclaimed) |
+| 154-159 | `market_cards` | [6] | [0, 10] | market cards per company |
+| 160-165 | `market_coins` | [6] | [0, 70] | coins on all market cards of each company |
+| 166-171 | `take_coins` | [6] | [0, 70] | coins on the card a take of each company would take (the richest) |
+| 172-172 | `pile` | [1] | [0, 45] | cards left in the pile |
+| 173-178 | `barred` | [6] | [0, 1] | one-hot company the player to act may not put into the market this turn |
+| 179-184 | `unseen` | [6] | [0, 10] | cards per company the observer cannot see: others' hands, pile, removed |
+| 185-185 | `turn` | [1] | [0, 30000] | completed turns in this round (the turn cap truncates) |
+| 186-189 | `round` | [4] | [0, 1] | one-hot round of the round game (round 0 in the standard game) |
+| 190-196 | `round_points` | [7] | [-4, 8] | round-game points (+2/+1/-1 chips) per relative seat |
+
+`startups_env.observe.views(obs["observation"])` splits a vector into these named pieces.
+
+#### Legal Actions Mask
+
+`"action_mask"` is an int8 vector of 19 entries, 1 where the action is legal for the
+observed agent. It is all zeros for every agent that is not on turn, and for every agent
+once the game is over. In the take phase only ids 0-6 can be legal, in the put-down phase
+only ids 7-18; the mask is never empty for the agent on turn while the game runs.
+
+**Illegal actions raise.** Stepping an action that is not legal (or not an integer in
+0-18) raises `ValueError` naming the agent, the action and the legal actions, and leaves
+the game unchanged. (Many PettingZoo classic environments instead end the game with a
+penalty through `TerminateIllegalWrapper`; here a wrong action is a bug in the caller,
+so it is reported where it happens. Use the mask.)
+
+### Action Space
+
+| id | meaning |
+|---|---|
+| 0 | draw from the pile (pay 1 coin on each market card of companies whose chip you lack) |
+| 1 | take a Giraffe Beer card from the market |
+| 2 | take a Bowwow Games card from the market |
+| 3 | take a Flamingo Soft card from the market |
+| 4 | take an Octo Coffee card from the market |
+| 5 | take a Hippo Powertech card from the market |
+| 6 | take an Elephant Mars Travel card from the market |
+| 7 | put a Giraffe Beer card from hand into your portfolio |
+| 8 | put a Bowwow Games card into your portfolio |
+| 9 | put a Flamingo Soft card into your portfolio |
+| 10 | put an Octo Coffee card into your portfolio |
+| 11 | put a Hippo Powertech card into your portfolio |
+| 12 | put an Elephant Mars Travel card into your portfolio |
+| 13 | put a Giraffe Beer card from hand into the market |
+| 14 | put a Bowwow Games card into the market |
+| 15 | put a Flamingo Soft card into the market |
+| 16 | put an Octo Coffee card into the market |
+| 17 | put a Hippo Powertech card into the market |
+| 18 | put an Elephant Mars Travel card into the market |
+
+`startups_env.action_to_string(id)` / `string_to_action(text)` convert ids and names.
+
+### Rewards
+
+Rewards are zero until the game ends; then every agent receives its terminal reward on
+the same step, under `reward=` (`Rules.reward`):
+
+| `reward` | winner | others |
+|---|---|---|
+| `"win"` (default) | +1 | -1/(N-1) each (zero-sum) |
+| `"rank"` | +1 | 1 - 2*rank/(N-1), down to -1 for last (zero-sum) |
+| `"score"` | (score - table mean) / 10 | same formula (zero-sum) |
+
+When the game ends every agent's `infos[agent]` holds `"score"` (1-point balance plus
+3 x the 3-point coins received), `"threes"` (3-point coins received), `"rank"` (0 =
+winner, tie-breaks applied) and `"truncated"` (True if the turn cap ended it); in the
+round game (`rounds=4`) also `"round_points"`, and `"rank"` is the round-game ranking.
+During play the infos are empty dicts.
+
+### Rule decisions
+
+* **Turn cap.** The rules allow endless cycling of cards through the market, so a round
+  that reaches `turn_cap` completed turns (default 400; random play needs about 70) is
+  scored as it stands (hands added, as if the pile had run out) and the episode ends with
+  `truncations[agent] = True` for every agent (not termination); rewards and infos are
+  given as for a normal end.
+* **Which market card.** Cards of one company in the market differ only in the coins on
+  them; "take company c" takes the one with the most coins (the oldest).
+* **Two players** are allowed (`num_players=2`) but are not an official setting.
+* **Seat 0 starts** (the rulebook's "youngest player"); `player_i` sits in seat i. In the
+  round game the last-placed player of a round starts the next.
+
+Options of `reset(seed=None, options=None)`: `options={"deck": [45 company ids]}` deals
+that deck in the canonical order of `RULES.md` (`deck[0:5]` removed, player i gets
+`deck[5+3i : 8+3i]`, the rest is the pile, drawn from its front); for the round game a
+`[4, 45]` deck gives every round's deck. A deck that is not a permutation of the 45
+cards raises `ValueError`. Other option keys are ignored with a warning.
+
+### Version History
+
+* v0: Initial release (startups_env 0.1.0).
+"""
+
+from __future__ import annotations
+
+import operator
+import warnings
+from dataclasses import fields
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from .core import Simulator, validate_decks
+from .observe import OBS_DIM, OBS_HIGH, OBS_LOW, observe
+from .rules import NUM_ACTIONS, PHASE_NAMES, Rules, action_to_string
+
+__all__ = ["env", "raw_env"]
+
+_RULES_FIELDS = tuple(f.name for f in fields(Rules) if f.name != "num_players")
+
+
+def env(num_players: int | None = None, rules: Rules | None = None, render_mode: str | None = None,
+        **rules_kwargs) -> AECEnv:
+    """The Startups AEC environment with PettingZoo's order-enforcing wrapper.
+
+    Arguments as for :class:`raw_env`. ``AssertOutOfBoundsWrapper`` and
+    ``TerminateIllegalWrapper`` are deliberately not applied: :meth:`raw_env.step` itself
+    raises ``ValueError`` for an out-of-range or illegal action (an assert would vanish
+    under ``python -O``, and the game does not end on a caller's bug).
+    """
+    return wrappers.OrderEnforcingWrapper(raw_env(num_players, rules, render_mode, **rules_kwargs))
+
+
+class raw_env(AECEnv):
+    """Startups as an unwrapped PettingZoo ``AECEnv`` (see the module docstring).
+
+    Args:
+        num_players: seats, 2-7 (default 4, or ``rules.num_players`` when ``rules`` is given).
+        rules: a full :class:`startups_env.Rules`; alternatively pass its fields
+            (``rounds``, ``turn_cap``, ``reward``) as keyword arguments.
+        render_mode: None, ``"ansi"`` (``render()`` returns the table as text),
+            ``"human"`` (prints it after every step) or ``"rgb_array"`` (an image).
+    """
+
+    metadata = {
+        "name": "startups_v0",
+        "render_modes": ["ansi", "human", "rgb_array"],
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
+
+    def __init__(self, num_players: int | None = None, rules: Rules | None = None,
+                 render_mode: str | None = None, **rules_kwargs):
+        super().__init__()
+        unknown = sorted(set(rules_kwargs) - set(_RULES_FIELDS))
+        if unknown:
+            raise ValueError(f"unknown keyword arguments {unknown}; Rules fields are {list(_RULES_FIELDS)}")
+        if rules is None:
+            rules = Rules(num_players=4 if num_players is None else num_players, **rules_kwargs)
+        elif not isinstance(rules, Rules):
+            raise ValueError(f"rules must be a startups_env.Rules, got {type(rules).__name__}")
+        elif rules_kwargs or (num_players is not None and num_players != rules.num_players):
+            raise ValueError("pass either rules=Rules(...) or num_players/rule keywords, not both")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
+        self.rules = rules
+        self.render_mode = render_mode
+        n = rules.num_players
+        self.possible_agents = [f"player_{i}" for i in range(n)]
+        self.agent_name_mapping = {agent: i for i, agent in enumerate(self.possible_agents)}
+        # One space object per agent, built once (api_test checks identity across calls).
+        self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS) for agent in self.possible_agents}
+        self.observation_spaces = {
+            agent: spaces.Dict({
+                "observation": spaces.Box(OBS_LOW, OBS_HIGH, (OBS_DIM,), np.float32),
+                "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
+            })
+            for agent in self.possible_agents
+        }
+        # The one game. Its seed is replaced by reset(seed=...); with no seed the games
+        # follow fresh OS entropy.
+        self.sim = Simulator(rules, batch_size=1)
+        self._action = np.zeros(1, np.intp)  # reused buffer for the batch-of-one action
+        self._seat = np.zeros(1, np.intp)  # reused buffer for the observed seat
+        self._has_game = False
+
+    # ------------------------------------------------------------------ PettingZoo API
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Deal a new game. ``seed`` re-seeds the deck shuffles (None: keep the generator);
+        ``options={"deck": [...]}`` deals an explicit deck (see the module docstring)."""
+        decks = None
+        if options:
+            if not isinstance(options, dict):
+                raise ValueError(f"options must be a dict or None, got {type(options).__name__}")
+            ignored = sorted(set(options) - {"deck"})
+            if ignored:
+                warnings.warn(f"startups reset(): ignoring unknown options {ignored}; the only option is 'deck'",
+                              stacklevel=2)
+            if options.get("deck") is not None:
+                decks = self._check_deck(options["deck"])
+        # The simulator validates everything before it changes anything.
+        self.sim.reset(seed=seed, decks=decks)
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {agent: {} for agent in self.agents}
+        self.agent_selection = self.possible_agents[int(self.sim.state.current[0])]
+        self._has_game = True
+        if self.render_mode == "human":
+            self.render()
+
+    def _check_deck(self, deck) -> np.ndarray:
+        arr = np.asarray(deck)
+        rounds = self.rules.rounds
+        shapes = [(45,)] + ([(rounds, 45)] if rounds > 1 else [])
+        if arr.shape not in shapes:
+            raise ValueError(f"options['deck'] must have shape {' or '.join(str(list(s)) for s in shapes)} "
+                             f"(company ids 0-5 in the canonical deck order of RULES.md), got {list(arr.shape)}")
+        try:
+            return validate_decks(arr[None], 1, rounds)  # [1, 45] or [1, rounds, 45]
+        except ValueError as err:
+            raise ValueError(f"options['deck'] is not a valid deck: {err}") from None
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """``{"observation": float32[197], "action_mask": int8[19]}`` for any agent, fresh
+        arrays each call (callers may keep them)."""
+        seat = self.agent_name_mapping[agent]
+        self._seat[0] = seat
+        obs = observe(self.sim.state, self._seat)
+        if agent == self.agent_selection:
+            # The simulator caches the mask until the state changes; all-False once over.
+            mask = self.sim.legal_mask()[0].view(np.int8)
+        else:
+            mask = np.zeros(NUM_ACTIONS, np.int8)
+        return {"observation": obs[0], "action_mask": mask}
+
+    def step(self, action) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        self._action[0] = self._check_action(agent, action)
+        try:
+            result = self.sim.step(self._action)
+        except ValueError:
+            raise ValueError(self._illegal_message(agent, int(self._action[0]))) from None
+        # The acting agent has seen its cumulative reward in last(); rewards only come at
+        # the end, so the per-step rewards dict stays all zeros until then.
+        self._cumulative_rewards[agent] = 0.0
+        if result.terminated[0] or result.truncated[0]:
+            self._end_game(result)
+        else:
+            self.agent_selection = self.possible_agents[self.sim.state.current[0]]
+        if self.render_mode == "human":
+            self.render()
+
+    def _check_action(self, agent: str, action) -> int:
+        """The action as a Python int in [0, 19); ValueError otherwise."""
+        if isinstance(action, np.ndarray) and action.size == 1:
+            action = action.reshape(())[()]
+        if isinstance(action, (bool, np.bool_)):
+            raise ValueError(f"{agent}: action must be an integer id 0-{NUM_ACTIONS - 1}, got {action!r}")
+        try:
+            value = operator.index(action)
+        except TypeError:
+            raise ValueError(f"{agent}: action must be an integer id 0-{NUM_ACTIONS - 1}, got {action!r}"
+                             + (" (the game is running; None is only for finished agents)" if action is None else ""))
+        if not 0 <= value < NUM_ACTIONS:
+            raise ValueError(f"{agent}: action must be an integer id 0-{NUM_ACTIONS - 1}, got {value}")
+        return value
+
+    def _illegal_message(self, agent: str, action: int) -> str:
+        legal = np.flatnonzero(self.sim.legal_mask()[0]).tolist()
+        phase = PHASE_NAMES[int(self.sim.state.phase[0])]
+        names = ", ".join(f"{a} ({action_to_string(a)})" for a in legal)
+        return (f"{agent}: illegal action {action} ({action_to_string(action)}) in the {phase} phase; "
+                f"legal actions: {names}. The game is unchanged.")
+
+    def _end_game(self, result) -> None:
+        n = self.rules.num_players
+        truncated = bool(result.truncated[0])
+        rewards = result.rewards[0, :n].tolist()
+        scores = result.scores[0, :n].tolist()
+        ranks = result.ranks[0, :n].tolist()
+        s = self.sim.state
+        threes = s.threes[:n, 0].tolist()
+        points = s.round_points[:n, 0].tolist() if self.rules.rounds > 1 else None
+        for i, agent in enumerate(self.agents):
+            self.rewards[agent] = float(rewards[i])
+            self.terminations[agent] = not truncated
+            self.truncations[agent] = truncated
+            info = {"score": scores[i], "threes": threes[i], "rank": ranks[i], "truncated": truncated}
+            if points is not None:
+                info["round_points"] = points[i]
+            self.infos[agent] = info
+        self._accumulate_rewards()
+        # The agent who took the final turn stays selected; the dead steps then visit
+        # every agent in seat order (AECEnv._was_dead_step).
+
+    def render(self):
+        if self.render_mode is None:
+            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
+            return None
+        if not self._has_game:
+            raise ValueError("render() needs a game: call reset() first")
+        from . import render as drawing
+
+        # The viewer is the agent on turn; once the game is over every hand has been scored
+        # face up, so the table is drawn for a spectator.
+        viewer = None if self.sim.state.done[0] else self.agent_name_mapping[self.agent_selection]
+        if self.render_mode == "rgb_array":
+            return drawing.table_rgb(self.sim.state, game=0, viewer=viewer)
+        text = drawing.table_text(self.sim.state, game=0, viewer=viewer)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        """Nothing to release (no window is opened)."""

@@ -1,0 +1,160 @@
+"""Speed benchmark: ``python -m startups_env.bench``.
+
+Prints one line per figure, each the median of ``--repeats`` timed runs of ``--seconds``
+wall-clock seconds (after a short untimed warm-up), with uniformly random legal actions
+and every reset included:
+
+    batch B=16384 players=4 decisions_per_s=...   Simulator(auto_reset=True): random_actions() + step()
+    aec players=4 decisions_per_s=...             env() driven by PettingZoo's usual random-agent loop
+    observe B=4096 players=4 obs_per_s=...        observe.observe() of the player to act, B games at once
+    state_bytes_per_game=...                      the numpy State of one game (Simulator caches excluded)
+
+A *decision* is one action of one player (a turn is two: take, then put down). In the
+batch figures every game decides in every step (finished games are re-dealt inside the
+step). The AEC figure counts only real actions (not the ``None`` steps of finished agents)
+but times everything, including ``last()``, the mask sampling in
+``action_space(agent).sample(mask)``, the dead steps and ``reset()``.
+
+Options: ``--players 4``, ``--repeats 3``, ``--seconds 2.0`` (per run),
+``--batch-sizes 1,256,4096,16384``, ``--observe-batch 4096`` (0 to skip), ``--quick``
+(0.25 s runs, for a smoke test), ``--clock cpu`` (time this process's CPU time instead
+of the wall clock: steadier when other jobs share the machine, but blind to time spent
+waiting). The default run takes well under a minute.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+from .core import Simulator
+from .observe import observe
+from .rules import Rules
+
+_CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+_clock = time.perf_counter
+
+
+def _timed(run_chunk, seconds: float) -> float:
+    """Call ``run_chunk()`` (which returns how many units it did) until ``seconds`` have
+    passed on the chosen clock; units per second."""
+    done = 0
+    start = _clock()
+    while True:
+        done += run_chunk()
+        elapsed = _clock() - start
+        if elapsed >= seconds:
+            return done / elapsed
+
+
+def batch_rate(players: int, batch_size: int, seconds: float, seed: int = 0) -> float:
+    """Decisions per second of ``Simulator.random_actions`` + ``Simulator.step``."""
+    sim = Simulator(Rules(num_players=players), batch_size=batch_size, seed=seed, auto_reset=True)
+    # Enough steps per timing check that the clock is read rarely.
+    chunk = max(1, 4096 // batch_size)
+
+    def run_chunk() -> int:
+        for _ in range(chunk):
+            sim.step(sim.random_actions())
+        return chunk * batch_size
+
+    run_chunk()  # warm-up: caches keyed by batch size, first allocations
+    return _timed(run_chunk, seconds)
+
+
+def aec_rate(players: int, seconds: float, seed: int = 0) -> float:
+    """Decisions per second of the wrapped AEC env under the usual random-agent loop."""
+    from .aec import env as make_env
+
+    env = make_env(num_players=players)
+    env.reset(seed=seed)
+    for i, agent in enumerate(env.possible_agents):
+        env.action_space(agent).seed(seed + i)
+
+    def run_episode() -> int:
+        actions = 0
+        for agent in env.agent_iter():
+            obs, _reward, termination, truncation, _info = env.last()
+            if termination or truncation:
+                action = None
+            else:
+                action = env.action_space(agent).sample(obs["action_mask"])
+                actions += 1
+            env.step(action)
+        env.reset()
+        return actions
+
+    run_episode()  # warm-up
+    return _timed(run_episode, seconds)
+
+
+def observe_rate(players: int, batch_size: int, seconds: float, seed: int = 0) -> float:
+    """Observation vectors per second of ``observe(state)`` on mid-game states."""
+    sim = Simulator(Rules(num_players=players), batch_size=batch_size, seed=seed, auto_reset=True)
+    for _ in range(40):  # spread the games over the middle of play
+        sim.step(sim.random_actions())
+    chunk = max(1, 4096 // batch_size)
+
+    def run_chunk() -> int:
+        for _ in range(chunk):
+            observe(sim.state)
+        return chunk * batch_size
+
+    run_chunk()
+    return _timed(run_chunk, seconds)
+
+
+def state_bytes_per_game(players: int) -> int:
+    return Simulator(Rules(num_players=players), batch_size=1024, seed=0).state.nbytes_per_game()
+
+
+def _median(measure, repeats: int) -> int:
+    return round(statistics.median(measure(seed) for seed in range(repeats)))
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m startups_env.bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--players", type=int, default=4, help="table size, 2-7 (default 4)")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per figure; the median is printed (default 3)")
+    parser.add_argument("--seconds", type=float, default=None, help="seconds per run on --clock (default 2, --quick 0.25)")
+    parser.add_argument("--batch-sizes", default="1,256,4096,16384", help="comma-separated batch sizes (default 1,256,4096,16384)")
+    parser.add_argument("--observe-batch", type=int, default=4096, help="batch size of the observe figure, 0 to skip (default 4096)")
+    parser.add_argument("--quick", action="store_true", help="short runs, for a smoke test")
+    parser.add_argument("--clock", choices=sorted(_CLOCKS), default="wall",
+                        help="wall (default) or cpu: this process's CPU time, steadier on a shared, busy machine")
+    args = parser.parse_args(argv)
+    global _clock
+    _clock = _CLOCKS[args.clock]
+    try:
+        sizes = [int(x) for x in args.batch_sizes.split(",") if x.strip()]
+    except ValueError:
+        parser.error(f"--batch-sizes must be comma-separated integers, got {args.batch_sizes!r}")
+    if any(b < 1 for b in sizes):
+        parser.error("--batch-sizes must be positive")
+    if args.repeats < 1:
+        parser.error("--repeats must be >= 1")
+    if args.observe_batch < 0:
+        parser.error("--observe-batch must be >= 0")
+    try:
+        Rules(num_players=args.players)
+    except ValueError as err:
+        parser.error(str(err))
+    seconds = args.seconds if args.seconds is not None else (0.25 if args.quick else 2.0)
+    if seconds <= 0:
+        parser.error("--seconds must be positive")
+    p, r = args.players, args.repeats
+
+    for b in sizes:
+        rate = _median(lambda seed, b=b: batch_rate(p, b, seconds, seed), r)
+        print(f"batch B={b} players={p} decisions_per_s={rate}", flush=True)
+    rate = _median(lambda seed: aec_rate(p, seconds, seed), r)
+    print(f"aec players={p} decisions_per_s={rate}", flush=True)
+    if args.observe_batch:
+        rate = _median(lambda seed: observe_rate(p, args.observe_batch, seconds, seed), r)
+        print(f"observe B={args.observe_batch} players={p} obs_per_s={rate}", flush=True)
+    print(f"state_bytes_per_game={state_bytes_per_game(p)}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
