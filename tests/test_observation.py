@@ -1,0 +1,233 @@
+"""Observations: shape, dtype and bounds at every table size; every piece recomputed
+independently from the state (seats relative to the observer); no leak of hidden cards;
+``public_state``; the declared layout (``PIECES``, ``SLICES``, ``views``, ``layout_table``)."""
+
+import numpy as np
+import pytest
+
+from helpers import assert_states_equal, snapshots, states_equal
+from startups_env import Rules, Simulator
+from startups_env.core import State, public_state
+from startups_env.observe import OBS_DIM, OBS_HIGH, OBS_LOW, PIECES, SLICES, layout_table, observe, views
+from startups_env.rules import COMPANY_SIZES, DECK_SIZE, MAX_PLAYERS, NUM_COMPANIES, NUM_REMOVED
+
+P, C = MAX_PLAYERS, NUM_COMPANIES
+
+
+def _states(players, rounds=1, b=12, seed=0, every=7, steps=400):
+    """States reached by random play (every ``every``-th decision), mixed table sizes."""
+    sim = Simulator(Rules(rounds=rounds, turn_cap=200), b, seed=seed, num_players=np.resize(players, b))
+    out = [sim.state.copy()]
+    for k in range(steps):
+        if sim.done.all():
+            break
+        sim.step(sim.random_actions())
+        if k % every == 0:
+            out.append(sim.state.copy())
+    out.append(sim.state.copy())  # includes finished games
+    return out
+
+
+def _seats(state: State, shift: int) -> np.ndarray:
+    """Observer seat per game: the player to act moved on by ``shift`` seats."""
+    n = state.num_players.astype(int)
+    return ((state.current.astype(int) + shift) % n).astype(np.int8)
+
+
+# ----------------------------------------------------------------- shape and bounds
+@pytest.mark.parametrize("players", [2, 3, 4, 5, 6, 7, (2, 3, 4, 5, 6, 7)])
+def test_shape_dtype_and_bounds(players):
+    for rounds in (1, 4):
+        for state in _states(np.atleast_1d(players), rounds=rounds, seed=len(np.atleast_1d(players)), every=5):
+            for shift in range(P):
+                obs = observe(state, _seats(state, shift))
+                assert obs.shape == (state.batch_size, OBS_DIM) and obs.dtype == np.float32
+                assert np.isfinite(obs).all()
+                low, high = obs < OBS_LOW, obs > OBS_HIGH
+                assert not low.any() and not high.any(), f"out of bounds at {np.flatnonzero(low | high)[:5]}"
+            np.testing.assert_array_equal(observe(state), observe(state, state.current))
+
+
+# ----------------------------------------------------------------- content
+def _expected(snap: dict, state: State, g: int, seat: int, rounds_done: int) -> dict:
+    """Every piece of game g as seen by ``seat``, computed from the snapshot."""
+    n = len(snap["hands"])
+    rel = [(seat + r) % n for r in range(n)]  # absolute seat of each relative seat
+    exp = {p.name: np.zeros(p.shape, np.float32) for p in PIECES}
+    exp["num_players"][n - 2] = 1
+    exp["phase"][snap["phase"]] = 1
+    exp["current_player"][(snap["current"] - seat) % n] = 1
+    exp["hand"][:] = snap["hands"][seat]
+    for r, p in enumerate(rel):
+        exp["portfolios"][r] = snap["portfolios"][p]
+        exp["known_hands"][r] = state.known[p, :, g]
+        exp["coins"][r] = snap["coins"][p]
+        exp["round_points"][r] = state.round_points[p, g]
+    for c, holder in enumerate(snap["chips"]):
+        if holder >= 0:
+            exp["chips"][c, (holder - seat) % n] = 1
+    market = snap["market"]
+    exp["market_cards"][:] = [len(m) for m in market]
+    exp["market_coins"][:] = [sum(m) for m in market]
+    exp["take_coins"][:] = [m[0] if m else 0 for m in market]  # the oldest card is the richest
+    exp["pile"][0] = snap["pile"]
+    if snap["barred"] >= 0:
+        exp["barred"][snap["barred"]] = 1
+    seen = np.array(snap["hands"][seat]) + np.sum(snap["portfolios"], axis=0) + exp["market_cards"]
+    seen += sum(state.known[p, :, g] for p in range(n) if p != seat)
+    exp["unseen"][:] = np.array(COMPANY_SIZES) - seen
+    exp["turn"][0] = snap["turn"]
+    exp["round"][rounds_done] = 1
+    return exp
+
+
+@pytest.mark.parametrize("rounds", [1, 4])
+def test_every_piece_matches_the_state_with_seats_relative_to_the_observer(rounds):
+    for state in _states((2, 3, 4, 5, 6, 7), rounds=rounds, b=12, seed=rounds, every=11):
+        snaps = snapshots(state, rounds)
+        for shift in range(P):
+            seat = _seats(state, shift)
+            obs = views(observe(state, seat))
+            for g in range(state.batch_size):
+                exp = _expected(snaps[g], state, g, int(seat[g]), snaps[g]["round"])
+                for name, want in exp.items():
+                    np.testing.assert_array_equal(obs[name][g], want, err_msg=f"piece {name}, game {g}")
+
+
+def test_observer_comes_first():
+    """Relative seat 0 is the observer; seat 1 the next player in turn order."""
+    state = _states((5,), b=4, seed=3)[-2]
+    for seat in range(5):
+        v = views(observe(state, np.full(4, seat)))
+        for r in range(5):
+            np.testing.assert_array_equal(v["coins"][:, r], state.coins[(seat + r) % 5])
+            np.testing.assert_array_equal(v["portfolios"][:, r], state.portfolio[(seat + r) % 5].T)
+        assert (v["coins"][:, 5:] == 0).all() and (v["portfolios"][:, 5:] == 0).all()
+
+
+def test_out_buffer_is_overwritten_completely():
+    state = _states((3, 6), b=6, seed=8)[-3]
+    fresh = observe(state)
+    buf = np.full((6, OBS_DIM), 99.0, np.float32)
+    assert observe(state, out=buf) is buf
+    np.testing.assert_array_equal(buf, fresh)
+
+
+def test_bad_seats_are_rejected():
+    state = _states((3,), b=4)[1]
+    with pytest.raises(ValueError, match="seat"):
+        observe(state, np.zeros(3, int))
+    with pytest.raises(ValueError, match="seat"):
+        observe(state, np.full(4, 3))  # a 3-player table has seats 0-2
+    with pytest.raises(ValueError, match="seat"):
+        observe(state, np.full(4, -1))
+
+
+# ----------------------------------------------------------------- no leak
+def redeal_hidden(state: State, observer: np.ndarray, rng: np.random.Generator) -> State:
+    """A copy of ``state`` in which every card ``observer`` cannot see is dealt anew: the
+    other seats' hand cards that are not publicly known, the pile and the removed cards are
+    pooled, shuffled and dealt back in the same numbers (known cards stay in their hands)."""
+    new = state.copy()
+    for g in range(state.batch_size):
+        n, o, top = int(state.num_players[g]), int(observer[g]), int(state.pile_pos[g])
+        others = [p for p in range(n) if p != o]
+        hidden = {p: (state.hand[p, :, g] - state.known[p, :, g]).astype(int) for p in others}
+        pool = [c for p in others for c in range(C) for _ in range(hidden[p][c])]
+        pool += state.deck[:NUM_REMOVED, g].tolist() + state.deck[top:, g].tolist()
+        rng.shuffle(pool)
+        for p in others:
+            k = int(hidden[p].sum())
+            dealt, pool = pool[:k], pool[k:]
+            new.hand[p, :, g] = state.known[p, :, g] + np.bincount(dealt, minlength=C)
+        new.deck[:NUM_REMOVED, g], pool = pool[:NUM_REMOVED], pool[NUM_REMOVED:]
+        new.deck[top:, g] = pool
+        assert len(pool) == DECK_SIZE - top
+    return new
+
+
+@pytest.mark.parametrize("rounds", [1, 4])
+def test_no_leak_of_hidden_cards(rounds):
+    rng = np.random.default_rng(rounds)
+    changed = 0
+    for state in _states((2, 3, 4, 5, 6, 7), rounds=rounds, b=12, seed=10 + rounds, every=9):
+        for shift in range(P):
+            seat = _seats(state, shift)
+            other = redeal_hidden(state, seat, rng)
+            changed += not states_equal(state, other)
+            np.testing.assert_array_equal(observe(state, seat), observe(other, seat), err_msg="observation leaks")
+            assert_states_equal(public_state(state, seat), public_state(other, seat), "public_state leaks")
+    assert changed > 50, "the re-deals must actually change hidden cards"
+
+
+def test_visible_changes_do_change_the_observation():
+    """Control for the no-leak test: swapping a card of the observer's own hand with a pile
+    card of another company changes the observation."""
+    state = _states((4,), b=8, seed=2)[3]
+    seat = state.current.copy()
+    other = state.copy()
+    differs = 0
+    for g in range(8):
+        top = int(state.pile_pos[g])
+        mine = np.flatnonzero(state.hand[seat[g], :, g])[0]
+        pile_card = next((int(c) for c in state.deck[top:, g] if c != mine), None)
+        if pile_card is None:
+            continue
+        other.hand[seat[g], mine, g] -= 1
+        other.hand[seat[g], pile_card, g] += 1
+        differs += 1
+    assert differs > 0
+    a, b = observe(state, seat), observe(other, seat)
+    assert (a != b).any(axis=1).sum() == differs
+
+
+def test_public_state_hides_exactly_the_hidden_cards():
+    for state in _states((2, 4, 7), rounds=4, b=9, seed=4, every=13):
+        for shift in range(P):
+            seat = _seats(state, shift)
+            before = state.copy()
+            public = public_state(state, seat)
+            assert_states_equal(before, state, "public_state must not modify its input")
+            own = np.arange(P)[:, None] == seat[None, :].astype(int)  # [P, B]
+            np.testing.assert_array_equal(public.hand, np.where(own[:, None, :], state.hand, state.known))
+            assert (public.deck == -1).all()
+            for name in vars(state):
+                if name not in ("hand", "deck"):
+                    np.testing.assert_array_equal(getattr(public, name), getattr(state, name), err_msg=name)
+                    assert getattr(public, name) is not getattr(state, name), f"{name} must be a copy"
+            # What the observer may know gives the same observation.
+            np.testing.assert_array_equal(observe(public, seat), observe(state, seat))
+
+
+# ----------------------------------------------------------------- the declared layout
+def test_pieces_slices_and_views_agree():
+    assert OBS_DIM == sum(p.size for p in PIECES)
+    assert [p.name for p in PIECES] == list(SLICES) and len(set(SLICES)) == len(PIECES)
+    start = 0
+    for p in PIECES:
+        assert SLICES[p.name] == slice(start, start + p.size), p.name
+        assert p.size == int(np.prod(p.shape)) and p.low <= p.high and p.doc
+        np.testing.assert_array_equal(OBS_LOW[SLICES[p.name]], p.low)
+        np.testing.assert_array_equal(OBS_HIGH[SLICES[p.name]], p.high)
+        start += p.size
+    assert start == OBS_DIM and OBS_LOW.shape == OBS_HIGH.shape == (OBS_DIM,)
+
+    obs = np.random.default_rng(0).random((3, 5, OBS_DIM)).astype(np.float32)
+    v = views(obs)
+    assert list(v) == [p.name for p in PIECES]
+    for p in PIECES:
+        assert v[p.name].shape == (3, 5, *p.shape)
+        assert np.shares_memory(v[p.name], obs), "views must not copy"
+    flat = np.concatenate([v[p.name].reshape(3, 5, -1) for p in PIECES], axis=-1)
+    np.testing.assert_array_equal(flat, obs)
+
+
+def test_layout_table_is_generated_from_the_pieces():
+    lines = layout_table().splitlines()
+    assert len(lines) == 2 + len(PIECES)
+    assert lines[0].startswith("|") and set(lines[1]) <= set("|-")
+    for line, p in zip(lines[2:], PIECES):
+        sl = SLICES[p.name]
+        assert line.startswith(f"| {sl.start}-{sl.stop - 1} |"), line
+        assert f"`{p.name}`" in line and str(list(p.shape)) in line and p.doc in line
+    assert lines[-1].startswith(f"| {OBS_DIM - PIECES[-1].size}-{OBS_DIM - 1} |")
