@@ -65,7 +65,7 @@ class State:
     hand: np.ndarray  # int8[P, C, B]   cards of each company in each seat's hidden hand
     portfolio: np.ndarray  # int8[P, C, B]   face-up cards of each company per seat
     known: np.ndarray  # int8[P, C, B]  hand cards everyone knows of: taken from the market, not provably played since
-    coins: np.ndarray  # int16[P, B]     1-point coin balance (only scoring can make it negative)
+    coins: np.ndarray  # int16[P, B]     1-point coin balance during play (scoring writes `scores`, not this)
     chip: np.ndarray  # int8[C, B]      seat holding each company's anti-monopoly chip, -1 none
     market_count: np.ndarray  # int8[C, B]  cards of each company in the market
     market_head: np.ndarray  # int8[C, B]  ring slot of the oldest (richest) market card
@@ -79,7 +79,7 @@ class State:
     phase: np.ndarray  # int8[B]        0 take, 1 put-down
     barred: np.ndarray  # int8[B]       company the current player may not put into the market, -1 none
     turn: np.ndarray  # int16[B]        completed turns in this round
-    round: np.ndarray  # int8[B]        0-based round index (round game)
+    round: np.ndarray  # int8[B]        0-based round index; equals `rules.rounds` once the round game is over
     round_points: np.ndarray  # int8[P, B]  sum of +2/+1/-1 chips (round game)
     plus2: np.ndarray  # int8[P, B]     +2 chips won (round game tie-break)
     plus1: np.ndarray  # int8[P, B]     +1 chips won (round game tie-break)
@@ -282,12 +282,12 @@ class Simulator:
         self.rules = rules
         self.batch_size = int(batch_size)
         self.auto_reset = bool(auto_reset)
-        self.state = State.empty(self.batch_size)
+        self._mask_cache: np.ndarray | None = None  # bool[19, B], valid until the state changes
+        self._phase_cache: tuple[np.ndarray, np.ndarray] | None = None  # _phase_games(), valid with _mask_cache
+        self._state = State.empty(self.batch_size)
         self.rng = np.random.default_rng(seed)
         self._round_decks: np.ndarray | None = None  # int8[B, rounds, 45] explicit round-game decks
         self._arange = np.arange(self.batch_size)
-        self._mask_cache: np.ndarray | None = None  # bool[19, B], valid until the state changes
-        self._phase_cache: tuple[np.ndarray, np.ndarray] | None = None  # _phase_games(), valid with _mask_cache
         self.reset(seed=seed, decks=decks, num_players=num_players)
 
     @classmethod
@@ -298,9 +298,28 @@ class Simulator:
         if not isinstance(state, State):
             raise ValueError(f"state must be a startups_env.core.State, got {type(state).__name__}")
         sim = cls(rules, state.batch_size, seed=seed, num_players=state.num_players)
-        sim.state = state
-        sim._mask_cache = None  # the caches describe the dealt games, not these
+        sim.state = state  # the setter drops the caches of the dealt games
         return sim
+
+    @property
+    def state(self) -> State:
+        """The games (game axis last). Assigning a new State is safe; after writing into
+        the arrays in place (e.g. ``sim.state.put(...)``), call :meth:`state_changed`."""
+        return self._state
+
+    @state.setter
+    def state(self, state: State) -> None:
+        if not isinstance(state, State):
+            raise ValueError(f"state must be a startups_env.core.State, got {type(state).__name__}")
+        if state.batch_size != self.batch_size:
+            raise ValueError(f"state holds {state.batch_size} games, this simulator {self.batch_size}")
+        self._state = state
+        self.state_changed()
+
+    def state_changed(self) -> None:
+        """Forget the cached legal mask: required after writing into ``sim.state`` in place."""
+        self._mask_cache = None
+        self._phase_cache = None
 
     # ------------------------------------------------------------------ reset
     def reset(self, seed=None, *, decks=None, num_players=None) -> None:

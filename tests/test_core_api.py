@@ -338,3 +338,25 @@ def test_memory_per_game_is_small():
         assert state.nbytes_per_game() <= 512
         assert state.nbytes_per_game() == sum(a.nbytes for a in vars(state).values()) // b
     assert isinstance(state, State)
+
+
+def test_writing_into_state_then_state_changed_refreshes_the_mask():
+    from startups_env import Rules, Simulator
+
+    sim = Simulator(Rules(num_players=3), batch_size=4, seed=0)
+    other = Simulator(Rules(num_players=3), batch_size=4, seed=1)
+    for _ in range(3):
+        other.step(other.random_actions())
+    sim.legal_mask()  # fill the cache
+    sim.state.put(np.arange(4), other.state)
+    sim.state_changed()
+    assert (sim.legal_mask() == other.legal_mask()).all()
+    sim.step(other.random_actions())  # legal in the written games
+
+
+def test_assigning_a_state_of_another_size_raises():
+    from startups_env import Rules, Simulator
+
+    sim = Simulator(Rules(), batch_size=4, seed=0)
+    with pytest.raises(ValueError, match="holds 2 games"):
+        sim.state = Simulator(Rules(), batch_size=2, seed=0).state
