@@ -1,0 +1,264 @@
+"""The PPO policy: its network (shared with ``train/selfplay.py``), the agent that plays
+it, and the checkpoint loader.
+
+    agent = make_agent("ppo")                       # the shipped weights (agents/weights/)
+    agent = make_agent("ppo:runs/selfplay/policy.pt", deterministic=False)
+
+**Checkpoints are data**: a dict of tensors, ints, floats, strings, lists and dicts, read
+with ``torch.load(path, weights_only=True)`` (no code runs on load). Keys:
+
+* ``format`` = ``"startups-ppo"``, ``version`` = 1;
+* ``config``: ``obs_dim``, ``num_actions``, ``hidden`` (list of layer widths),
+  ``features`` (whether the derived features of :func:`derived_features` are computed
+  and fed in beside the observation), ``critic_extra`` (training-only critic inputs, see
+  :class:`ActorCritic`) and ``obs_layout`` (the observation pieces as ``"name:size,..."``), checked against this
+  build of ``startups_env`` so a policy trained on another observation fails loudly;
+* ``model``: the :class:`ActorCritic` state dict;
+* training checkpoints add ``args``, ``rules``, ``global_step``, ``optimizer``, ``pool``,
+  generator states, ... (see ``train/selfplay.py``); the loader ignores them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from startups_env.observe import OBS_DIM, OBS_HIGH, PIECES, SLICES
+from startups_env.rules import MAX_PLAYERS, NUM_ACTIONS, NUM_COMPANIES
+
+from .base import Agent, check_act_inputs
+
+FORMAT = "startups-ppo"
+FORMAT_VERSION = 1
+#: The shipped policy, loaded by ``make_agent("ppo")``.
+DEFAULT_WEIGHTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "weights", "ppo_startups.pt")
+#: Observation layout signature stored in checkpoints: the declared pieces, in order.
+OBS_LAYOUT = ",".join(f"{p.name}:{p.size}" for p in PIECES)
+
+
+class CheckpointError(ValueError):
+    """A file that is not a usable PPO checkpoint (corrupt, truncated, wrong format, or
+    trained for another observation layout)."""
+
+
+def obs_scale() -> np.ndarray:
+    """float32[OBS_DIM]: per-feature input scale. Observations are raw counts; dividing by
+    the declared upper bound, capped at 20, keeps card counts, coins, pile and turn within
+    a few units (coins and turns can exceed 20 but rarely by much in real games)."""
+    return (1.0 / np.clip(OBS_HIGH, 1.0, 20.0)).astype(np.float32)
+
+
+NUM_DERIVED = 9 * NUM_COMPANIES
+
+
+def derived_features(obs: torch.Tensor) -> torch.Tensor:
+    """float[B, 54]: per-company quantities the payout turns on, computed from the raw
+    observation [B, OBS_DIM] (so a checkpoint stays weights only). An MLP can learn them,
+    but slowly: "the most cards among six other seats" is a max over seats, and the
+    payout compares it with my own cards. Per company c (each block of 6, scaled to a few
+    units):
+
+    mine (hand + portfolio), the most any other seat is known to hold (portfolio + hand
+    cards known from the market), the margin between the two, its sign, the other seats'
+    known total (what a sole leader collects), my portfolio lead over the best other
+    portfolio (what the anti-monopoly chip follows), cards unseen, and whether I / another
+    seat hold the chip.
+    """
+    p, c = MAX_PLAYERS, NUM_COMPANIES
+    hand = obs[:, SLICES["hand"]]
+    port = obs[:, SLICES["portfolios"]].reshape(-1, p, c)
+    known = obs[:, SLICES["known_hands"]].reshape(-1, p, c)
+    chips = obs[:, SLICES["chips"]].reshape(-1, c, p)
+    mine = hand + port[:, 0]
+    others = port[:, 1:] + known[:, 1:]
+    best_other = others.max(dim=1).values
+    margin = mine - best_other
+    port_lead = port[:, 0] - port[:, 1:].max(dim=1).values
+    blocks = [mine / 5, best_other / 5, margin / 3, torch.sign(margin), others.sum(dim=1) / 10, port_lead / 3,
+              obs[:, SLICES["unseen"]] / 5, chips[:, :, 0], chips[:, :, 1:].sum(dim=2)]
+    return torch.cat(blocks, dim=1)
+
+
+def _mlp(sizes: list[int], out: int, out_gain: float, generator: torch.Generator | None) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for a, b in itertools.pairwise(sizes):
+        layers += [_linear(a, b, np.sqrt(2), generator), nn.ReLU()]
+    layers.append(_linear(sizes[-1], out, out_gain, generator))
+    return nn.Sequential(*layers)
+
+
+def _linear(a: int, b: int, gain: float, generator: torch.Generator | None) -> nn.Linear:
+    layer = nn.Linear(a, b)
+    nn.init.orthogonal_(layer.weight, gain, generator=generator)  # CleanRL's initialisation
+    nn.init.zeros_(layer.bias)
+    return layer
+
+
+class ActorCritic(nn.Module):
+    """Separate actor and critic MLPs (ReLU) over the scaled observation.
+
+    ReLU rather than CleanRL's tanh: on the CPU builds of torch used here tanh costs about
+    20x a ReLU and more than the matrix product itself at width 128.
+
+    ``obs_scale`` is a buffer, so a checkpoint carries its own input normalisation.
+    Illegal actions are masked with ``torch.where(mask, logits, finfo.min)``.
+    """
+
+    def __init__(self, obs_dim: int = OBS_DIM, hidden: list[int] | tuple[int, ...] = (128, 128),
+                 num_actions: int = NUM_ACTIONS, generator: torch.Generator | None = None, features: bool = True,
+                 critic_extra: int = 0):
+        super().__init__()
+        hidden = [int(h) for h in hidden]
+        if not hidden or min(hidden) < 1:
+            raise ValueError(f"hidden must list positive layer widths, got {hidden}")
+        self.obs_dim, self.hidden, self.num_actions = int(obs_dim), hidden, int(num_actions)
+        # Derived features need the declared layout; a model of another size goes without.
+        self.features = bool(features) and self.obs_dim == OBS_DIM
+        # Training-only critic inputs (e.g. hidden hands, the opponent's kind): play never
+        # needs the critic, so a policy with a privileged critic still acts from obs alone.
+        self.critic_extra = int(critic_extra)
+        scale = obs_scale() if obs_dim == OBS_DIM else np.ones(obs_dim, np.float32)
+        self.register_buffer("obs_scale", torch.as_tensor(scale))
+        inputs = obs_dim + (NUM_DERIVED if self.features else 0)
+        self.actor = _mlp([inputs, *hidden], num_actions, 0.01, generator)
+        self.critic = _mlp([inputs + self.critic_extra, *hidden], 1, 1.0, generator)
+
+    def config(self) -> dict[str, Any]:
+        return {"obs_dim": self.obs_dim, "num_actions": self.num_actions, "hidden": list(self.hidden),
+                "features": self.features, "critic_extra": self.critic_extra, "obs_layout": OBS_LAYOUT}
+
+    def inputs(self, obs: torch.Tensor) -> torch.Tensor:
+        """The network input: the scaled observation (+ the derived features)."""
+        x = obs * self.obs_scale
+        return torch.cat([x, derived_features(obs)], dim=1) if self.features else x
+
+    def masked_logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        logits = self.actor(self.inputs(obs))
+        return torch.where(mask, logits, torch.finfo(logits.dtype).min)
+
+    def _critic_input(self, x: torch.Tensor, extra: torch.Tensor | None) -> torch.Tensor:
+        if not self.critic_extra:
+            return x
+        if extra is None or extra.shape[-1] != self.critic_extra:
+            raise ValueError(f"this critic needs {self.critic_extra} extra inputs, got "
+                             f"{None if extra is None else list(extra.shape)}")
+        return torch.cat([x, extra], dim=1)
+
+    def value(self, obs: torch.Tensor, extra: torch.Tensor | None = None) -> torch.Tensor:
+        return self.critic(self._critic_input(self.inputs(obs), extra)).squeeze(-1)
+
+    def forward(self, obs: torch.Tensor, mask: torch.Tensor,
+                extra: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """(masked logits [B, A], values [B]); ``extra``: the critic's extra inputs."""
+        x = self.inputs(obs)
+        logits = self.actor(x)
+        value = self.critic(self._critic_input(x, extra)).squeeze(-1)
+        return torch.where(mask, logits, torch.finfo(logits.dtype).min), value
+
+
+def checkpoint_dict(model: ActorCritic, **extra) -> dict[str, Any]:
+    """The minimal checkpoint of a model (weights + config); ``extra`` keys are added."""
+    return {"format": FORMAT, "version": FORMAT_VERSION, "config": model.config(),
+            "model": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}, **extra}
+
+
+def read_checkpoint(path: str) -> dict[str, Any]:
+    """Load and validate a checkpoint dict (weights only). Raises FileNotFoundError if the
+    file is missing and :class:`CheckpointError` if it is not a usable checkpoint."""
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"PPO checkpoint not found: {path}")
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # torch raises RuntimeError, UnpicklingError, EOFError, ... by cause
+        raise CheckpointError(
+            f"{path} is not a readable PPO checkpoint (corrupt or truncated file?): {type(exc).__name__}: {exc}"
+        ) from exc
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise CheckpointError(f"{path} is not a {FORMAT} checkpoint (no format={FORMAT!r} key)")
+    if data.get("version") != FORMAT_VERSION:
+        raise CheckpointError(f"{path} has checkpoint version {data.get('version')!r}; this code reads {FORMAT_VERSION}")
+    config = data.get("config")
+    if not isinstance(config, dict) or not isinstance(data.get("model"), dict):
+        raise CheckpointError(f"{path} lacks the 'config' or 'model' entry")
+    if config.get("obs_dim") != OBS_DIM or config.get("num_actions") != NUM_ACTIONS:
+        raise CheckpointError(
+            f"{path} was trained for obs_dim={config.get('obs_dim')}, num_actions={config.get('num_actions')}; "
+            f"this startups_env has obs_dim={OBS_DIM}, num_actions={NUM_ACTIONS}"
+        )
+    if config.get("obs_layout") != OBS_LAYOUT:
+        raise CheckpointError(
+            f"{path} was trained on another observation layout:\n  checkpoint: {config.get('obs_layout')}\n"
+            f"  this build: {OBS_LAYOUT}"
+        )
+    return data
+
+
+def model_from_checkpoint(data: dict[str, Any], path: str = "<checkpoint>") -> ActorCritic:
+    """Build the :class:`ActorCritic` of a validated checkpoint dict."""
+    config = data["config"]
+    try:
+        model = ActorCritic(config["obs_dim"], config["hidden"], config["num_actions"],
+                            features=bool(config.get("features", False)),
+                            critic_extra=int(config.get("critic_extra", 0)))
+        model.load_state_dict(data["model"])
+    except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+        raise CheckpointError(f"{path}: weights do not match the declared network {config}: {exc}") from exc
+    model.eval()
+    return model
+
+
+class PPOAgent(Agent):
+    """Plays a trained :class:`ActorCritic`: the most likely legal action
+    (``deterministic=True``, default) or one sampled from the policy (with the agent's
+    own seeded generator, Gumbel-max over the masked logits)."""
+
+    name = "ppo"
+
+    def __init__(self, model: ActorCritic, *, seed: int | None = None, deterministic: bool = True,
+                 name: str | None = None):
+        super().__init__(seed)
+        if not isinstance(model, ActorCritic):
+            raise ValueError(f"model must be an agents.ppo.ActorCritic, got {type(model).__name__}")
+        self.model = model
+        self.deterministic = bool(deterministic)
+        if name is not None:
+            self.name = name
+
+    def logits(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """float32[B, 19] masked logits (illegal actions at float32 min)."""
+        obs, mask = check_act_inputs(obs, mask)
+        if obs.shape[1] != self.model.obs_dim:
+            raise ValueError(f"obs must have {self.model.obs_dim} features, got {obs.shape[1]}")
+        with torch.inference_mode():
+            return self.model.masked_logits(torch.from_numpy(obs), torch.from_numpy(mask)).numpy()
+
+    def act(self, obs, mask, public=None):
+        logits = self.logits(obs, mask)
+        if not self.deterministic:
+            gumbel = -np.log(-np.log(self.rng.random(logits.shape, dtype=np.float32) + 1e-20) + 1e-20)
+            logits = np.where(np.asarray(mask, bool), logits + gumbel, logits)
+        return logits.argmax(axis=1).astype(np.int64)
+
+
+def load_ppo_agent(path: str | None = None, seed: int | None = None, *, deterministic: bool = True,
+                   name: str | None = None) -> PPOAgent:
+    """A :class:`PPOAgent` from a checkpoint file (None: the shipped weights,
+    ``agents/weights/ppo_startups.pt``). Training checkpoints and exported policies both
+    load. Raises FileNotFoundError / :class:`CheckpointError` with the reason."""
+    if path is None:
+        path = DEFAULT_WEIGHTS
+        if not os.path.isfile(path):
+            raise FileNotFoundError(
+                f"the shipped PPO weights are missing ({path}); train some with "
+                "`python -m train.selfplay --out runs/x` and use 'ppo:runs/x/policy.pt'"
+            )
+    data = read_checkpoint(path)
+    model = model_from_checkpoint(data, path)
+    return PPOAgent(model, seed=seed, deterministic=deterministic,
+                    name=name or ("ppo" if path == DEFAULT_WEIGHTS else f"ppo:{os.path.basename(path)}"))

@@ -1,0 +1,516 @@
+"""Batch adapters in which a learner holds one seat per game and opponents play the rest.
+
+Two layers over one :class:`~startups_env.core.Simulator`:
+
+* :class:`SeatBatch` — pure numpy, no gymnasium or SB3: ``reset()`` / ``step(actions)`` /
+  ``action_masks()`` on B games at once. Used by the native trainer (``train/selfplay.py``)
+  to avoid per-env Python overheads.
+* :class:`StartupsVecEnv` — a Stable-Baselines3 ``VecEnv`` over a :class:`SeatBatch`, with
+  ``action_masks()`` for ``sb3_contrib.MaskablePPO``.
+
+In every game the learner sits in a seat drawn at random when the game is dealt (so it
+does not always move first), and the table size may be drawn per game too (e.g. a mix of
+3-7 players). The other seats of a game are all played by one *opponent*, drawn per game
+from a list handed in by the caller (an opponent pool; optional sampling weights). An
+opponent is a batched callable ``opponent(obs, mask) -> actions`` (obs float32[k, OBS_DIM]
+of the seat to act, mask bool[k, 19], actions int[k]) or any object with such an ``act``
+method; an object whose ``needs_public_state`` attribute is true is also passed
+``public=`` (a :class:`~startups_env.core.State` of the k games holding only what the acting
+seat may know). The library never imports a bot: callers bring their own.
+
+``step`` applies the learner's decisions, then lets the opponents play (only the games
+that wait for them advance) until the learner is to act again in every game. Finished
+games are dealt again at once (new seat, table size and opponent); the finished game's
+last observation, reward and result come back beside the first observation of the new
+game. Observations are always the learner's view (``observe.observe`` with its seat).
+
+Rewards: 0 on every decision but the last of a game, where the learner gets its terminal
+reward under ``rules.reward`` ("win", "rank" or "score", see :class:`~startups_env.Rules`).
+A game cut by the turn cap ends *truncated* (``TimeLimit.truncated`` in SB3's infos).
+
+Contract: a game in which the learner would never act (possible only with a tiny turn
+cap) is dealt again without producing an episode. An illegal learner action raises
+``ValueError`` and no game changes; an opponent returning an illegal action raises
+``ValueError`` naming the opponent.
+
+Example with sb3-contrib (three uniformly random opponents per 4-player game, 3-7 mixed
+here)::
+
+    from sb3_contrib import MaskablePPO
+    from startups_env.vector import StartupsVecEnv
+
+    env = StartupsVecEnv(num_envs=64, players="3-7", seed=0)   # default opponent: random
+    model = MaskablePPO("MlpPolicy", env, n_steps=128, verbose=1)
+    model.learn(total_timesteps=50_000)
+
+    obs = env.reset()
+    actions, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
+
+Pass ``opponents=[fn, ...]`` (e.g. ``agents.make_agent("greedy")``) to play other bots.
+Observations are raw counts (see :mod:`startups_env.observe`); wrap the env in SB3's
+``VecNormalize(env, norm_reward=False)`` if your policy wants normalised inputs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .core import Simulator, State, public_state
+from .observe import OBS_DIM, OBS_HIGH, OBS_LOW, observe
+from .rules import DECK_SIZE, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, NUM_COMPANIES, NUM_REMOVED, Rules
+
+Opponent = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+#: Size of :func:`privileged_observation`: every seat's hand (7 x 6, relative seats), the
+#: pile's cards per company (6) and the removed cards per company (6).
+PRIVILEGED_DIM = MAX_PLAYERS * NUM_COMPANIES + 2 * NUM_COMPANIES
+
+
+def privileged_observation(state: State, seat) -> np.ndarray:
+    """float32[B, PRIVILEGED_DIM]: what ``seat`` (int[B]) may *not* know, for training only
+    (e.g. an asymmetric critic that sees all hands; a policy must never get it): every
+    seat's hand in relative seat order (0 = ``seat``; padded seats 0), then the cards per
+    company left in the pile, then the removed cards per company. Raw counts."""
+    b = state.batch_size
+    seat = np.asarray(seat).astype(np.intp)
+    if seat.shape != (b,):
+        raise ValueError(f"seat must have shape [{b}], got {list(seat.shape)}")
+    n = state.num_players.astype(np.intp)
+    games = np.arange(b)
+    rel = np.arange(MAX_PLAYERS)[:, None]
+    absolute = (seat[None, :] + rel) % n[None, :]  # [P, B]
+    hands = state.hand[absolute, :, games[None, :]] * (rel < n[None, :])[:, :, None]  # [P, B, C]
+    cards = state.deck[:, :, None] == np.arange(NUM_COMPANIES, dtype=np.int8)  # [45, B, C]
+    in_pile = np.arange(DECK_SIZE)[:, None] >= state.pile_pos[None, :]  # [45, B]
+    pile = (cards & in_pile[:, :, None]).sum(axis=0)
+    removed = cards[:NUM_REMOVED].sum(axis=0)
+    return np.concatenate([hands.transpose(1, 0, 2).reshape(b, -1), pile, removed], axis=1).astype(np.float32)
+
+
+def parse_players(spec) -> tuple[int, ...]:
+    """Table sizes from a spec: an int (``4``), a string ``"4"``, ``"3-7"`` (inclusive
+    range) or ``"3,4,6"``, or a sequence of ints. Returns the sorted distinct sizes."""
+    if isinstance(spec, bool):
+        raise ValueError(f"players must be an int, a range like '3-7' or a list of ints, got {spec!r}")
+    if isinstance(spec, (int, np.integer)):
+        sizes = [int(spec)]
+    elif isinstance(spec, str):
+        text = spec.strip()
+        try:
+            if "-" in text:
+                lo, hi = (int(x) for x in text.split("-"))
+                if lo > hi:
+                    raise ValueError
+                sizes = list(range(lo, hi + 1))
+            else:
+                sizes = [int(x) for x in text.split(",")]
+        except ValueError:
+            raise ValueError(f"players must look like '4', '3-7' or '3,4,6', got {spec!r}") from None
+    elif isinstance(spec, Sequence) and len(spec) > 0 and all(
+        isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in spec
+    ):
+        sizes = [int(x) for x in spec]
+    else:
+        raise ValueError(f"players must be an int, a range like '3-7' or a list of ints, got {spec!r}")
+    bad = [n for n in sizes if not MIN_PLAYERS <= n <= MAX_PLAYERS]
+    if bad:
+        raise ValueError(f"players must be between {MIN_PLAYERS} and {MAX_PLAYERS}, got {bad}")
+    return tuple(sorted(set(sizes)))
+
+
+def random_legal_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """int64[k]: a uniformly random legal action per row of mask bool[k, 19] (0 where a row
+    has no legal action)."""
+    mask = np.asarray(mask, bool)
+    counts = mask.sum(axis=1)
+    pick = (rng.random(mask.shape[0]) * counts).astype(np.int64)  # 0..count-1
+    # The (pick+1)-th legal action: first column where the running count exceeds pick.
+    return np.argmax(np.cumsum(mask, axis=1) > pick[:, None], axis=1).astype(np.int64)
+
+
+class RandomOpponent:
+    """Uniformly random legal play; the default opponent of :class:`SeatBatch`."""
+
+    name = "random"
+
+    def __init__(self, rng: np.random.Generator | int | None = None):
+        self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+
+    def __call__(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        return random_legal_actions(mask, self.rng)
+
+
+def _opponent_name(opponent: Any, index: int) -> str:
+    return str(getattr(opponent, "name", None) or getattr(opponent, "__name__", None) or f"opponent {index}")
+
+
+class SeatBatch:
+    """B games with the learner in one seat each; opponents play the other seats.
+
+    Args:
+        num_envs: number of games B played at once.
+        opponents: a callable / agent or a list of them (default: one uniformly random
+            opponent). Each game draws one of them when dealt; it plays all other seats.
+        rules: :class:`~startups_env.Rules` (``num_players`` is the default table size).
+        players: table sizes to draw from per game, e.g. ``4``, ``"3-7"``, ``[3, 5]``
+            (default ``rules.num_players``); uniform over the listed sizes.
+        opponent_weights: sampling weights over ``opponents`` (default uniform); can be
+            changed later with :meth:`set_opponent_weights` (applies to games dealt later).
+        seed: an int, a ``numpy.random.SeedSequence`` or None; seeds the deals, seats, table
+            sizes, opponent draws and the default random opponent. ``reset(seed=...)`` re-seeds.
+
+    Attributes (all int arrays of shape [B], valid for the game being played):
+        learner_seat, opponent (index into ``opponents``), num_players (property).
+        decisions: total decisions applied so far, all seats (learner and opponents).
+    """
+
+    def __init__(self, num_envs: int, opponents=None, *, rules: Rules | None = None, players=None,
+                 opponent_weights=None, seed=None):
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
+        self.num_envs = int(num_envs)
+        self.rules = Rules() if rules is None else rules
+        if not isinstance(self.rules, Rules):
+            raise ValueError(f"rules must be a startups_env.Rules, got {type(self.rules).__name__}")
+        self.players = parse_players(self.rules.num_players if players is None else players)
+        self._default_opponent = opponents is None
+        if opponents is None:
+            opponents = [RandomOpponent()]
+        elif callable(opponents) or hasattr(opponents, "act"):
+            opponents = [opponents]
+        self.opponents: list = list(opponents)
+        if not self.opponents:
+            raise ValueError("opponents must hold at least one opponent")
+        for i, opp in enumerate(self.opponents):
+            if not (callable(opp) or callable(getattr(opp, "act", None))):
+                raise ValueError(f"opponent {i} ({opp!r}) is neither callable nor has an act(obs, mask) method")
+        self._weights = self._check_weights(opponent_weights)
+        b = self.num_envs
+        self.learner_seat = np.zeros(b, np.int8)
+        self.opponent = np.zeros(b, np.int64)
+        self.episode_return = np.zeros(b, np.float32)
+        self.episode_length = np.zeros(b, np.int64)  # learner decisions in the current game
+        self.decisions = 0
+        self._started = np.zeros(b, np.float64)  # wall clock when each game was dealt
+        self.sim = Simulator(self.rules, b, seed=0)
+        self._seed(seed)
+        self._ready = False
+
+    # ------------------------------------------------------------------ setup
+    def _check_weights(self, weights) -> np.ndarray:
+        n = len(self.opponents)
+        if weights is None:
+            return np.full(n, 1.0 / n)
+        w = np.asarray(weights, dtype=np.float64)
+        if w.shape != (n,) or not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
+            raise ValueError(f"opponent_weights must be {n} non-negative finite numbers with a positive sum, got {weights!r}")
+        return w / w.sum()
+
+    def set_opponent_weights(self, weights) -> None:
+        """Sampling weights over ``self.opponents`` for games dealt from now on."""
+        self._weights = self._check_weights(weights)
+
+    def set_opponents(self, opponents: Sequence, weights=None) -> None:
+        """Replace the opponent list (games in progress whose index no longer exists are
+        re-assigned a newly drawn opponent at once). Weights as in the constructor."""
+        old = self.opponents
+        self.opponents = list(opponents)
+        try:
+            self._weights = self._check_weights(weights)
+        except ValueError:
+            self.opponents = old
+            raise
+        stale = np.flatnonzero(self.opponent >= len(self.opponents))
+        if stale.size:
+            self.opponent[stale] = self.rng.choice(len(self.opponents), size=stale.size, p=self._weights)
+
+    def _seed(self, seed) -> None:
+        # Independent streams for the deals, our own draws and the default opponent.
+        seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+        sim_seq, own_seq, opp_seq = seq.spawn(3)
+        self.sim.rng = np.random.default_rng(sim_seq)
+        self.rng = np.random.default_rng(own_seq)
+        if self._default_opponent:
+            self.opponents[0].rng = np.random.default_rng(opp_seq)
+
+    # ------------------------------------------------------------------ API
+    @property
+    def num_players(self) -> np.ndarray:
+        """int8[B] table size of each game being played."""
+        return self.sim.state.num_players.copy()
+
+    def reset(self, seed=None) -> np.ndarray:
+        """Deal every game afresh (re-seeding first if ``seed`` is given) and let the
+        opponents seated before the learner play. Returns obs float32[B, OBS_DIM]."""
+        if seed is not None:
+            self._seed(seed)
+        b = self.num_envs
+        self.sim.reset(num_players=self.rng.choice(self.players, size=b).astype(np.int8))
+        self._assign(np.arange(b))
+        self._ready = True
+        out = self._new_results()
+        self._play_opponents(out)
+        return self.observe()
+
+    def observe(self) -> np.ndarray:
+        """float32[B, OBS_DIM]: the learner's observation in every game."""
+        return observe(self.sim.state, self.learner_seat)
+
+    def privileged(self) -> np.ndarray:
+        """float32[B, PRIVILEGED_DIM]: the hidden information of every game from the learner's
+        seat (:func:`privileged_observation`), for asymmetric critics in training."""
+        return privileged_observation(self.sim.state, self.learner_seat)
+
+    def action_masks(self) -> np.ndarray:
+        """bool[B, 19]: the learner's legal actions (it is to act in every game)."""
+        self._check_ready()
+        return self.sim.legal_mask()
+
+    def step(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+        """Apply the learner's actions int[B], let the opponents play, deal finished games
+        again. Returns ``(obs, reward, terminated, truncated, info)``:
+
+        obs float32[B, OBS_DIM] (of the new game where one ended), reward float32[B],
+        terminated/truncated bool[B] (the game of this step ended), and info, a dict of
+        arrays whose rows are valid where a game ended: ``terminal_obs`` float32[B, D]
+        (the learner's last view of the finished game), ``terminal_privileged`` float32[B,
+        PRIVILEGED_DIM] (:func:`privileged_observation` of it), ``score`` int16, ``rank`` int8
+        (0 = won), ``num_players`` int8, ``opponent`` int64, ``episode_return`` float32,
+        ``episode_length`` int64 (learner decisions), ``episode_time`` float64 (seconds);
+        plus ``decisions`` (int, all seats' decisions applied in this call).
+        """
+        self._check_ready()
+        a = np.asarray(actions)
+        if a.shape != (self.num_envs,):
+            raise ValueError(f"actions must have shape [{self.num_envs}] (one per game), got {list(a.shape)}")
+        out = self._new_results()
+        before = self.decisions
+        result = self.sim.step(a)  # raises ValueError on an illegal action, changing nothing
+        self.decisions += self.num_envs
+        self.episode_length += 1
+        self._collect(result, np.ones(self.num_envs, bool), out)
+        self._play_opponents(out)
+        obs = self.observe()
+        out["decisions"] = self.decisions - before
+        reward = out.pop("reward")
+        terminated = out.pop("terminated")
+        truncated = out.pop("truncated")
+        return obs, reward, terminated, truncated, out
+
+    # ------------------------------------------------------------------ internals
+    def _check_ready(self) -> None:
+        if not self._ready:
+            raise RuntimeError("call reset() before step() or action_masks()")
+
+    def _new_results(self) -> dict[str, Any]:
+        b = self.num_envs
+        return {
+            "reward": np.zeros(b, np.float32),
+            "terminated": np.zeros(b, bool),
+            "truncated": np.zeros(b, bool),
+            "terminal_obs": np.zeros((b, OBS_DIM), np.float32),
+            "terminal_privileged": np.zeros((b, PRIVILEGED_DIM), np.float32),
+            "score": np.zeros(b, np.int16),
+            "rank": np.full(b, -1, np.int8),
+            "num_players": np.zeros(b, np.int8),
+            "opponent": np.full(b, -1, np.int64),
+            "episode_return": np.zeros(b, np.float32),
+            "episode_length": np.zeros(b, np.int64),
+            "episode_time": np.zeros(b, np.float64),
+        }
+
+    def _assign(self, games: np.ndarray) -> None:
+        """Draw a learner seat and an opponent for freshly dealt games."""
+        n = self.sim.state.num_players[games]
+        self.learner_seat[games] = (self.rng.random(games.size) * n).astype(np.int8)
+        self.opponent[games] = self.rng.choice(len(self.opponents), size=games.size, p=self._weights)
+        self.episode_return[games] = 0.0
+        self.episode_length[games] = 0
+        self._started[games] = time.perf_counter()
+
+    def _collect(self, result, stepped: np.ndarray, out: dict[str, Any]) -> None:
+        """Record the games that ended in this simulator step and deal them again."""
+        ended = np.flatnonzero(stepped & (result.terminated | result.truncated))
+        if not ended.size:
+            return
+        s = self.sim.state
+        seat = self.learner_seat[ended].astype(np.intp)
+        played = self.episode_length[ended] > 0  # learner acted at least once
+        ep = ended[played]
+        if ep.size:
+            seat_ep = seat[played]
+            reward = result.rewards[ep, seat_ep]
+            self.episode_return[ep] += reward
+            out["reward"][ep] = reward
+            out["terminated"][ep] = result.terminated[ep]
+            out["truncated"][ep] = result.truncated[ep]
+            finished = s.take(ep)
+            out["terminal_obs"][ep] = observe(finished, seat_ep)
+            out["terminal_privileged"][ep] = privileged_observation(finished, seat_ep)
+            out["score"][ep] = result.scores[ep, seat_ep]
+            out["rank"][ep] = result.ranks[ep, seat_ep]
+            out["num_players"][ep] = s.num_players[ep]
+            out["opponent"][ep] = self.opponent[ep]
+            out["episode_return"][ep] = self.episode_return[ep]
+            out["episode_length"][ep] = self.episode_length[ep]
+            out["episode_time"][ep] = time.perf_counter() - self._started[ep]
+        self.sim.reset_games(ended, num_players=self.rng.choice(self.players, size=ended.size).astype(np.int8))
+        self._assign(ended)
+
+    def _play_opponents(self, out: dict[str, Any]) -> None:
+        """Advance every game in which an opponent is to act until the learner is."""
+        s = self.sim.state
+        while True:
+            waiting = s.current != self.learner_seat  # finished games were dealt again already
+            games = np.flatnonzero(waiting)
+            if not games.size:
+                return
+            obs = observe(s)  # each game's player to act
+            mask = self.sim.legal_mask()
+            actions = np.zeros(self.num_envs, np.int64)
+            who = self.opponent[games]
+            for k in np.unique(who):
+                sel = games[who == k]
+                actions[sel] = self._call_opponent(int(k), sel, obs[sel], mask[sel])
+            result = self.sim.step(actions, active=waiting)
+            self.decisions += games.size
+            self._collect(result, waiting, out)
+
+    def _call_opponent(self, k: int, games: np.ndarray, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        opp = self.opponents[k]
+        act = getattr(opp, "act", opp)
+        if getattr(opp, "needs_public_state", False):
+            s = self.sim.state
+            chosen = act(obs, mask, public=public_state(s.take(games), s.current[games]))
+        else:
+            chosen = act(obs, mask)
+        chosen = np.asarray(chosen)
+        if chosen.shape != (games.size,) or not np.issubdtype(chosen.dtype, np.integer):
+            raise ValueError(
+                f"{_opponent_name(opp, k)} must return int actions of shape [{games.size}], "
+                f"got {chosen.dtype} {list(chosen.shape)}"
+            )
+        ok = (chosen >= 0) & (chosen < NUM_ACTIONS)
+        ok[ok] = mask[np.flatnonzero(ok), chosen[ok]]
+        if not ok.all():
+            bad = np.flatnonzero(~ok)
+            raise ValueError(
+                f"{_opponent_name(opp, k)} chose illegal actions {chosen[bad[:10]].tolist()} in games {games[bad[:10]].tolist()}"
+            )
+        return chosen
+
+
+# ---------------------------------------------------------------------- SB3 adapter
+try:  # SB3 is an optional dependency of the library ("train" extra).
+    from gymnasium import spaces
+    from stable_baselines3.common.vec_env.base_vec_env import VecEnv
+except ImportError:  # pragma: no cover - exercised only without SB3 installed
+    VecEnv = None
+
+
+if VecEnv is not None:
+
+    class StartupsVecEnv(VecEnv):
+        """Stable-Baselines3 ``VecEnv``: B games, the learner in one random seat each,
+        opponents inside ``step_wait``. Arguments as :class:`SeatBatch`.
+
+        Observation space ``Box(OBS_LOW, OBS_HIGH, (OBS_DIM,), float32)``; action space
+        ``Discrete(19)``; ``action_masks()`` -> bool[num_envs, 19] (sb3-contrib's
+        MaskablePPO finds it through ``env_method``). Infos of finished games carry
+        ``terminal_observation``, ``episode`` ({"r", "l", "t"}), ``TimeLimit.truncated``,
+        ``score``, ``rank``, ``num_players``, ``opponent`` and ``is_success`` (the learner
+        won), which SB3's logger reports as the success rate.
+        """
+
+        render_mode = None
+
+        def __init__(self, num_envs: int = 16, opponents=None, *, rules: Rules | None = None, players=None,
+                     opponent_weights=None, seed=None):
+            self.batch = SeatBatch(num_envs, opponents, rules=rules, players=players,
+                                   opponent_weights=opponent_weights, seed=seed)
+            observation_space = spaces.Box(OBS_LOW, OBS_HIGH, (OBS_DIM,), np.float32)
+            super().__init__(num_envs, observation_space, spaces.Discrete(NUM_ACTIONS))
+            self._actions: np.ndarray | None = None
+            self._seed_pending = seed
+
+        # -- VecEnv API
+        def seed(self, seed: int | None = None) -> list[int | None]:
+            """Seeds the next ``reset()`` (all games draw from one seeded stream)."""
+            self._seed_pending = seed
+            return [None if seed is None else seed + i for i in range(self.num_envs)]
+
+        def reset(self) -> np.ndarray:
+            seed, self._seed_pending = self._seed_pending, None
+            obs = self.batch.reset(seed=seed)
+            self._reset_seeds()
+            self._reset_options()
+            return obs
+
+        def step_async(self, actions: np.ndarray) -> None:
+            self._actions = np.asarray(actions).reshape(self.num_envs).astype(np.int64)
+
+        def step_wait(self):
+            if self._actions is None:
+                raise RuntimeError("step_async must be called before step_wait")
+            actions, self._actions = self._actions, None
+            obs, reward, terminated, truncated, info = self.batch.step(actions)
+            dones = terminated | truncated
+            infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+            for i in np.flatnonzero(dones):
+                infos[i] = {
+                    "terminal_observation": info["terminal_obs"][i],
+                    "episode": {
+                        "r": float(info["episode_return"][i]),
+                        "l": int(info["episode_length"][i]),
+                        "t": round(float(info["episode_time"][i]), 6),
+                    },
+                    "TimeLimit.truncated": bool(truncated[i]),
+                    "is_success": bool(info["rank"][i] == 0),
+                    "score": int(info["score"][i]),
+                    "rank": int(info["rank"][i]),
+                    "num_players": int(info["num_players"][i]),
+                    "opponent": int(info["opponent"][i]),
+                }
+            return obs, reward, dones, infos
+
+        def action_masks(self) -> np.ndarray:
+            """bool[num_envs, 19]: the learner's legal actions."""
+            return self.batch.action_masks()
+
+        def close(self) -> None:
+            pass
+
+        def _indices(self, indices) -> list[int]:
+            if indices is None:
+                return list(range(self.num_envs))
+            if isinstance(indices, (int, np.integer)):
+                return [int(indices)]
+            return [int(i) for i in indices]
+
+        def get_attr(self, attr_name: str, indices=None) -> list[Any]:
+            value = getattr(self, attr_name)  # AttributeError if absent, as SB3 expects
+            return [value for _ in self._indices(indices)]
+
+        def set_attr(self, attr_name: str, value: Any, indices=None) -> None:
+            setattr(self, attr_name, value)
+
+        def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list[Any]:
+            idx = self._indices(indices)
+            if method_name == "action_masks":  # one row per env, as sb3-contrib stacks them
+                masks = self.action_masks()
+                return [masks[i] for i in idx]
+            result = getattr(self, method_name)(*method_args, **method_kwargs)
+            return [result for _ in idx]
+
+        def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
+            return [False for _ in self._indices(indices)]
+
+    __all__ = ["PRIVILEGED_DIM", "RandomOpponent", "SeatBatch", "StartupsVecEnv", "parse_players",
+               "privileged_observation", "random_legal_actions"]
+else:  # pragma: no cover
+    __all__ = ["PRIVILEGED_DIM", "RandomOpponent", "SeatBatch", "parse_players", "privileged_observation",
+               "random_legal_actions"]

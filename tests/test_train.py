@@ -1,0 +1,188 @@
+"""The self-play trainer (tiny subprocess runs, CleanRL style) and PPO checkpoints."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from agents import make_agent
+from agents.arena import run_arena
+from agents.ppo import (
+    DEFAULT_WEIGHTS,
+    ActorCritic,
+    CheckpointError,
+    PPOAgent,
+    checkpoint_dict,
+    load_ppo_agent,
+    model_from_checkpoint,
+    read_checkpoint,
+)
+from startups_env import Simulator
+from startups_env.observe import OBS_DIM, observe
+from train.selfplay import Args, atomic_save, check_args, parse_args
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TINY = ["--num-envs", "32", "--num-steps", "16", "--hidden", "16,16", "--players", "3-5",
+        "--snapshot-every", "512", "--eval-every", "1024", "--eval-games", "8", "--final-eval-games", "8",
+        "--checkpoint-every", "1024", "--no-progress"]
+
+
+def run_trainer(*flags, timeout=120):
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-m", "train.selfplay", *flags], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    """A 2048-step run (then reused by the resume test)."""
+    out = tmp_path_factory.mktemp("run")
+    proc = run_trainer("--total-steps", "2048", "--out", str(out), "--seed", "3", *TINY)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out, proc
+
+
+def test_tiny_run_writes_a_checkpoint_the_arena_plays(tiny_run):
+    out, proc = tiny_run
+    for name in ("checkpoint.pt", "policy.pt", "eval.json"):
+        assert (out / name).is_file(), name
+    assert any(f.startswith("events.out.tfevents") for f in os.listdir(out))
+    assert not [f for f in os.listdir(out) if ".tmp." in f], "no temporary files left behind"
+    assert "final evaluation" in proc.stdout and "decisions/s" in proc.stdout
+    # Checkpoints are plain data.
+    data = torch.load(out / "checkpoint.pt", weights_only=True)
+    assert data["kind"] == "training" and data["global_step"] >= 2048
+    assert data["args"]["hidden"] == "16,16" and data["rules"]["players"] == "3-5"
+    assert data["decisions"] > data["global_step"], "opponents' decisions are counted too"
+    assert {e["kind"] for e in data["pool"]} == {"self", "baseline", "snapshot"}
+    assert "state" in data["optimizer"] and data["rng"]["torch"].dtype == torch.uint8
+    for name in ("policy.pt", "checkpoint.pt"):
+        agent = make_agent(f"ppo:{out / name}", seed=0)
+        result = run_arena([agent, "random", "random"], players=3, games=12, seed=0, rate=False)
+        assert result.games == 12 and result.entry_stats()[0]["decisions"] > 0
+
+
+def test_resume_continues_the_run(tiny_run, tmp_path):
+    out, _ = tiny_run
+    before = torch.load(out / "checkpoint.pt", weights_only=True)
+    # A torn temporary file from a crashed writer must not matter.
+    (out / "checkpoint.pt.tmp.999").write_bytes(b"\x00" * 10)
+    proc = run_trainer("--resume", "--total-steps", "4096", "--out", str(out), "--no-progress",
+                       "--final-eval-games", "8")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "resumed from" in proc.stderr
+    after = torch.load(out / "checkpoint.pt", weights_only=True)
+    assert after["global_step"] >= 4096 > before["global_step"]
+    assert after["updates"] > before["updates"]
+    assert after["decisions"] > before["decisions"]
+    assert after["args"]["total_steps"] == 4096 and after["args"]["hidden"] == "16,16"  # saved args kept
+    assert after["args"]["num_envs"] == 32
+    assert len(after["history"]) > len(before["history"])
+    assert any(not torch.equal(after["model"][k], before["model"][k]) for k in before["model"])
+    load_ppo_agent(str(out / "policy.pt"))
+    # The network shape cannot change on resume.
+    proc = run_trainer("--resume", "--total-steps", "8192", "--out", str(out), "--hidden", "8,8", "--no-progress")
+    assert proc.returncode == 2 and "hidden" in proc.stderr
+
+
+def test_resume_with_a_corrupt_checkpoint_fails_clearly(tmp_path):
+    (tmp_path / "checkpoint.pt").write_bytes(b"not a checkpoint at all")
+    proc = run_trainer("--resume", "--out", str(tmp_path), "--total-steps", "64", *TINY, timeout=60)
+    assert proc.returncode == 2
+    assert "not a readable PPO checkpoint" in proc.stderr
+
+
+def test_checkpoint_round_trip(tmp_path):
+    gen = torch.Generator().manual_seed(0)
+    model = ActorCritic(hidden=[24, 12], generator=gen, critic_extra=5)
+    path = tmp_path / "m.pt"
+    atomic_save(checkpoint_dict(model, kind="policy", note="x"), str(path))
+    data = read_checkpoint(str(path))
+    assert data["note"] == "x" and data["config"]["hidden"] == [24, 12]
+    loaded = model_from_checkpoint(data)
+    sim = Simulator(batch_size=64, seed=1)
+    obs = torch.from_numpy(observe(sim.state))
+    mask = torch.from_numpy(sim.legal_mask())
+    extra = torch.rand(64, 5)
+    with torch.no_grad():
+        for a, b in zip(model(obs, mask, extra), loaded(obs, mask, extra)):
+            assert torch.equal(a, b)
+    with pytest.raises(ValueError, match="extra inputs"):
+        loaded.value(obs)  # a privileged critic needs its inputs; the policy does not
+    # Deterministic play is the argmax of the masked logits; sampled play is legal and seeded.
+    agent = load_ppo_agent(str(path), seed=5)
+    logits = agent.logits(obs.numpy(), mask.numpy())
+    assert np.array_equal(agent.act(obs.numpy(), mask.numpy()), logits.argmax(axis=1))
+    sampled = [load_ppo_agent(str(path), seed=5, deterministic=False).act(obs.numpy(), mask.numpy())
+               for _ in range(2)]
+    assert np.array_equal(*sampled)
+    assert mask.numpy()[np.arange(64), sampled[0]].all()
+
+
+def test_bad_checkpoints_give_clear_errors(tmp_path):
+    model = ActorCritic(hidden=[8])
+    good = tmp_path / "good.pt"
+    atomic_save(checkpoint_dict(model), str(good))
+    raw = good.read_bytes()
+
+    with pytest.raises(FileNotFoundError, match="not found"):
+        load_ppo_agent(str(tmp_path / "missing.pt"))
+    with pytest.raises(FileNotFoundError):
+        make_agent(f"ppo:{tmp_path / 'missing.pt'}")
+    truncated = tmp_path / "truncated.pt"
+    truncated.write_bytes(raw[: len(raw) // 2])
+    with pytest.raises(CheckpointError, match="corrupt or truncated"):
+        load_ppo_agent(str(truncated))
+    junk = tmp_path / "junk.pt"
+    junk.write_bytes(b"hello")
+    with pytest.raises(CheckpointError, match="corrupt or truncated"):
+        make_agent(f"ppo:{junk}")
+    other = tmp_path / "other.pt"
+    torch.save({"weights": torch.zeros(3)}, other)
+    with pytest.raises(CheckpointError, match="not a startups-ppo checkpoint"):
+        load_ppo_agent(str(other))
+    # Trained on another observation size: refused before any weight is loaded.
+    data = checkpoint_dict(ActorCritic(obs_dim=OBS_DIM - 5, hidden=[8]))
+    wrong = tmp_path / "wrong_dim.pt"
+    torch.save(data, wrong)
+    with pytest.raises(CheckpointError, match="obs_dim"):
+        load_ppo_agent(str(wrong))
+    data = checkpoint_dict(model)
+    data["config"]["obs_layout"] = "something:197"
+    torch.save(data, tmp_path / "layout.pt")
+    with pytest.raises(CheckpointError, match="observation layout"):
+        load_ppo_agent(str(tmp_path / "layout.pt"))
+    data = checkpoint_dict(model)
+    data["config"]["hidden"] = [9]  # weights no longer fit the declared network
+    torch.save(data, tmp_path / "shape.pt")
+    with pytest.raises(CheckpointError, match="do not match"):
+        load_ppo_agent(str(tmp_path / "shape.pt"))
+    with pytest.raises(ValueError):
+        PPOAgent("not a model")
+
+
+def test_args_cli():
+    args, given = parse_args(["--total-steps", "100", "--players", "4", "--no-anneal-lr", "--pfsp-power", "0.5"])
+    assert args.total_steps == 100 and args.players == "4" and args.anneal_lr is False and args.pfsp_power == 0.5
+    assert set(given) == {"total_steps", "players", "anneal_lr", "pfsp_power"}
+    assert Args().num_envs == parse_args([])[0].num_envs
+    check_args(args)
+    for bad in ({"players": "9"}, {"reward": "money"}, {"hidden": "a,b"}, {"num_envs": 0},
+                {"self_play_share": 1.5}, {"num_envs": 3, "num_minibatches": 4, "num_steps": 1}):
+        with pytest.raises(ValueError):
+            check_args(Args(**bad))
+    with pytest.raises(SystemExit):
+        parse_args(["--no-such-flag"])
+
+
+@pytest.mark.skipif(not os.path.isfile(DEFAULT_WEIGHTS), reason="shipped weights not built yet")
+def test_shipped_weights_load_and_beat_random():
+    agent = make_agent("ppo", seed=0)
+    assert agent.name == "ppo"
+    result = run_arena([agent, "random", "random", "random"], players=4, games=200, seed=11, rate=False)
+    assert result.entry_stats()[0]["win_rate"] > 0.6  # random alone wins 25%
+    meta = torch.load(DEFAULT_WEIGHTS, weights_only=True)
+    assert os.path.getsize(DEFAULT_WEIGHTS) < 5 * 2**20 and meta["kind"] == "policy"

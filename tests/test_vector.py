@@ -1,0 +1,274 @@
+"""The learner-seat batch adapters: SeatBatch (numpy) and StartupsVecEnv (SB3 VecEnv)."""
+
+import numpy as np
+import pytest
+
+from startups_env import Rules
+from startups_env.observe import OBS_DIM, SLICES
+from startups_env.rules import COMPANY_SIZES
+from startups_env.vector import (
+    PRIVILEGED_DIM,
+    SeatBatch,
+    StartupsVecEnv,
+    parse_players,
+    privileged_observation,
+    random_legal_actions,
+)
+
+
+def play(batch, steps, rng):
+    """Step a SeatBatch with random legal learner actions; yield each step's results."""
+    for _ in range(steps):
+        mask = batch.action_masks()
+        assert mask.shape == (batch.num_envs, 19) and mask.dtype == bool
+        assert mask.any(axis=1).all(), "the learner must always have a legal action"
+        actions = random_legal_actions(mask, rng)
+        yield mask, actions, batch.step(actions)
+
+
+class Recorder:
+    """A random opponent that records what it was shown."""
+
+    name = "recorder"
+
+    def __init__(self, seed=0):
+        self.rng = np.random.default_rng(seed)
+        self.calls = []
+
+    def __call__(self, obs, mask):
+        self.calls.append((obs.copy(), mask.copy()))
+        return random_legal_actions(mask, self.rng)
+
+
+def test_parse_players():
+    assert parse_players(4) == (4,)
+    assert parse_players("3-7") == (3, 4, 5, 6, 7)
+    assert parse_players("6,3,3") == (3, 6)
+    assert parse_players([2, 5]) == (2, 5)
+    for bad in ("8", "1-3", "x", "5-3", True, [], 9, [3, "4"]):
+        with pytest.raises(ValueError):
+            parse_players(bad)
+
+
+def test_shapes_rewards_and_episode_results():
+    batch = SeatBatch(64, rules=Rules(reward="rank"), players="3-7", seed=1)
+    obs = batch.reset()
+    assert obs.shape == (64, OBS_DIM) and obs.dtype == np.float32
+    # The learner is to act in every game: relative seat 0 holds the turn.
+    assert (obs[:, SLICES["current_player"]][:, 0] == 1).all()
+    rng = np.random.default_rng(2)
+    episodes = 0
+    sizes, seats = set(), set()
+    for _, _, (obs, reward, term, trunc, info) in play(batch, 150, rng):
+        assert obs.shape == (64, OBS_DIM) and reward.dtype == np.float32
+        assert (obs[:, SLICES["current_player"]][:, 0] == 1).all()
+        done = term | trunc
+        assert (reward[~done] == 0).all(), "rewards are terminal only"
+        assert info["decisions"] >= 64
+        for g in np.flatnonzero(done):
+            n, rank = int(info["num_players"][g]), int(info["rank"][g])
+            assert 3 <= n <= 7 and 0 <= rank < n
+            assert reward[g] == pytest.approx(1 - 2 * rank / (n - 1))  # the "rank" scheme
+            assert info["episode_return"][g] == reward[g]
+            assert info["episode_length"][g] >= 1
+            # The terminal observation is the learner's view of the finished game: empty pile.
+            assert info["terminal_obs"][g, SLICES["pile"]][0] == 0 or trunc[g]
+            sizes.add(n)
+        seats.update(batch.learner_seat.tolist())
+        episodes += int(done.sum())
+    assert episodes > 200
+    assert sizes == {3, 4, 5, 6, 7}
+    assert seats == set(range(7)), "the learner's seat is drawn at random"
+    assert ((batch.learner_seat >= 0) & (batch.learner_seat < batch.num_players)).all()
+
+
+def test_win_rate_of_random_play_is_fair():
+    batch = SeatBatch(128, players=4, seed=3)
+    batch.reset()
+    rng = np.random.default_rng(4)
+    wins = games = 0
+    for _, _, (_, _, term, trunc, info) in play(batch, 300, rng):
+        done = term | trunc
+        wins += int((info["rank"][done] == 0).sum())
+        games += int(done.sum())
+    assert games > 1000
+    assert abs(wins / games - 0.25) < 0.04  # random vs random: 1/4 each, whatever the seat
+
+
+def test_seeding_is_reproducible():
+    def trace(seed):
+        batch = SeatBatch(16, players="3-5", seed=seed)
+        out = [batch.reset()]
+        rng = np.random.default_rng(0)
+        for _, _, (obs, reward, *_rest) in play(batch, 60, rng):
+            out += [obs, reward]
+        return out
+
+    a, b, c = trace(7), trace(7), trace(8)
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    assert not all(np.array_equal(x, y) for x, y in zip(a, c))
+    batch = SeatBatch(16, players="3-5", seed=99)
+    assert np.array_equal(batch.reset(seed=7), a[0]), "reset(seed) re-seeds"
+
+
+def test_opponents_see_their_own_turn_and_weights_apply():
+    first, second = Recorder(1), Recorder(2)
+    batch = SeatBatch(32, [first, second], players=4, opponent_weights=[1.0, 0.0], seed=5)
+    batch.reset()
+    assert (batch.opponent == 0).all()
+    for _ in play(batch, 50, np.random.default_rng(0)):
+        pass
+    assert first.calls and not second.calls
+    for obs, mask in first.calls:
+        assert (obs[:, SLICES["current_player"]][:, 0] == 1).all(), "an opponent sees its own view"
+        assert mask.any(axis=1).all()
+    batch.set_opponent_weights([0.0, 1.0])
+    for _ in play(batch, 100, np.random.default_rng(1)):
+        pass
+    assert second.calls, "games dealt after the change draw the new weights"
+    with pytest.raises(ValueError):
+        batch.set_opponent_weights([1.0])
+    with pytest.raises(ValueError):
+        batch.set_opponent_weights([-1.0, 2.0])
+
+
+def test_public_state_opponent():
+    class Peeker:
+        name = "peeker"
+        needs_public_state = True
+
+        def __init__(self):
+            self.rng = np.random.default_rng(0)
+            self.seen = 0
+
+        def act(self, obs, mask, public=None):
+            assert public is not None and public.batch_size == obs.shape[0]
+            assert (public.deck == -1).all(), "the pile is hidden from opponents"
+            self.seen += obs.shape[0]
+            return random_legal_actions(mask, self.rng)
+
+    peeker = Peeker()
+    batch = SeatBatch(8, peeker, players=3, seed=0)
+    batch.reset()
+    for _ in play(batch, 20, np.random.default_rng(0)):
+        pass
+    assert peeker.seen > 0
+
+
+def test_bad_actions_raise_and_change_nothing():
+    batch = SeatBatch(8, players=4, seed=0)
+    obs = batch.reset()
+    mask = batch.action_masks()
+    bad = np.where(mask, -1, np.arange(19)).max(axis=1)  # an illegal id per game
+    with pytest.raises(ValueError, match="illegal"):
+        batch.step(bad)
+    with pytest.raises(ValueError, match="shape"):
+        batch.step(np.zeros(3, np.int64))
+    assert np.array_equal(batch.observe(), obs)
+
+    def cheat(obs, mask):
+        return np.full(obs.shape[0], 18, np.int64) * (~mask[:, 18])
+
+    batch = SeatBatch(8, cheat, players=4, seed=0)
+    with pytest.raises(ValueError, match="opponent 0|cheat"):
+        batch.reset()
+        for _ in play(batch, 10, np.random.default_rng(0)):
+            pass
+    with pytest.raises(RuntimeError):
+        SeatBatch(2).step(np.zeros(2, np.int64))
+    with pytest.raises(ValueError):
+        SeatBatch(0)
+    with pytest.raises(ValueError):
+        SeatBatch(2, opponents=[])
+
+
+def test_turn_cap_truncates():
+    batch = SeatBatch(16, rules=Rules(num_players=3, turn_cap=6), seed=0)
+    batch.reset()
+    truncated = 0
+    for _, _, (_, _, term, trunc, info) in play(batch, 40, np.random.default_rng(0)):
+        assert not (term & trunc).any()
+        truncated += int(trunc.sum())
+        assert (info["episode_length"][trunc] >= 1).all()
+    assert truncated > 0
+
+
+# ----------------------------------------------------------------------------- SB3
+def test_vecenv_contract():
+    from stable_baselines3.common.vec_env import VecCheckNan
+    from stable_baselines3.common.vec_env.util import obs_space_info
+
+    env = StartupsVecEnv(num_envs=12, players="3-7", seed=0, rules=Rules(turn_cap=30))
+    _, shapes, dtypes = obs_space_info(env.observation_space)
+    assert shapes[None] == (OBS_DIM,) and dtypes[None] == np.float32
+    assert env.action_space.n == 19
+    checked = VecCheckNan(env, raise_exception=True)
+    obs = checked.reset()
+    assert obs.shape == (12, OBS_DIM) and obs.dtype == np.float32
+    rng = np.random.default_rng(0)
+    finished = truncated = 0
+    for _ in range(150):
+        masks = np.stack(env.env_method("action_masks"))
+        assert masks.shape == (12, 19) and np.array_equal(masks, env.action_masks())
+        obs, rewards, dones, infos = checked.step(random_legal_actions(masks, rng))
+        assert obs.shape == (12, OBS_DIM) and rewards.shape == (12,) and dones.dtype == bool
+        assert len(infos) == 12
+        for row in obs:
+            assert env.observation_space.contains(row)
+        for done, info in zip(dones, infos):
+            if done:
+                finished += 1
+                assert env.observation_space.contains(info["terminal_observation"])
+                assert set(info["episode"]) == {"r", "l", "t"}
+                assert isinstance(info["TimeLimit.truncated"], bool)
+                truncated += info["TimeLimit.truncated"]
+                assert info["is_success"] == (info["rank"] == 0)
+            else:
+                assert info == {}
+    assert finished > 20 and truncated > 0
+    assert env.get_attr("render_mode") == [None] * 12
+    assert env.env_is_wrapped(object) == [False] * 12
+    assert env.seed(3) == list(range(3, 15))
+    first = env.reset()
+    assert np.array_equal(first, (env.seed(3), env.reset())[1]), "seed() applies to the next reset"
+    env.close()
+
+
+def test_maskable_ppo_trains_without_glue():
+    from sb3_contrib import MaskablePPO
+    from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
+
+    env = StartupsVecEnv(num_envs=8, players="3-7", seed=0)
+    assert is_masking_supported(env)
+    model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=64, n_epochs=1, seed=0, verbose=0,
+                        policy_kwargs={"net_arch": [32, 32]})
+    model.learn(total_timesteps=512)
+    assert model.num_timesteps >= 512
+    assert len(model.ep_info_buffer) > 0
+    obs = env.reset()
+    masks = get_action_masks(env)
+    actions, _ = model.predict(obs, action_masks=masks, deterministic=True)
+    assert masks[np.arange(8), actions].all()
+
+
+def test_privileged_observation_accounts_for_every_card():
+    batch = SeatBatch(32, players="2-7", seed=4)
+    batch.reset()
+    rng = np.random.default_rng(0)
+    for _, _, (obs, _, term, trunc, info) in play(batch, 40, rng):
+        priv = batch.privileged()
+        assert priv.shape == (32, PRIVILEGED_DIM) and priv.dtype == np.float32
+        hands = priv[:, :42].reshape(32, 7, 6)
+        # Relative seat 0 is the learner: its hand is the one in its own observation.
+        assert np.array_equal(hands[:, 0], obs[:, SLICES["hand"]])
+        s = batch.sim.state
+        total = hands.sum(axis=1) + priv[:, 42:48] + priv[:, 48:54]
+        total += s.portfolio.sum(axis=0).T + s.market_count.T
+        assert (total == np.array(COMPANY_SIZES)).all()
+        n = batch.num_players
+        assert all((hands[g, n[g]:] == 0).all() for g in range(32)), "padded seats hold nothing"
+        done = term | trunc
+        if done.any():
+            assert (info["terminal_privileged"][done][:, 42:48] == 0).all() or trunc[done].any()
+    with pytest.raises(ValueError):
+        privileged_observation(batch.sim.state, np.zeros(3))

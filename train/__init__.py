@@ -1,0 +1,2 @@
+"""Training scripts (``python -m train.selfplay``). Nothing in ``startups_env`` or ``agents``
+imports this package."""
