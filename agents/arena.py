@@ -1,0 +1,394 @@
+"""Seat-rotated duplicate tournaments between agents, with win rates, CIs and ratings.
+
+    python -m agents.arena --players 4 --agents greedy,random,random,random \\
+        --games 2000 --seed 1 --json out.json [--csv out.csv] [--plot out.png]
+
+Each *deal* (a shuffled deck) is played N times, once per rotation of the seats, so every
+agent entry plays every deal from every seat and card luck cancels out
+(games = deals x N). All games run in lockstep on one batch Simulator; each agent is
+called once per step on all the games in which it is to move.
+
+Reported per agent entry: win rate with a 95% Wilson interval, mean score, mean rank
+(1 = best), an OpenSkill Plackett-Luce rating (mu, sigma; ``rating`` is mu, the interval
+mu +- 2 sigma) updated game by game in a fixed order, and games played; plus the number of
+games truncated by the turn cap. Note that the games of one deal are correlated by
+design, so the Wilson interval (which assumes independent games) is conservative for
+comparisons between entries and approximate for a single entry.
+
+Agent specs: a name known to :func:`agents.make_agent` (``random``, ``greedy``,
+``banker``, ``search``, ``ppo``, ``ppo:PATH``), optionally with constructor arguments in
+brackets, e.g. ``search[determinizations=8;rollout_epsilon=0.1]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from startups_env.core import Simulator, shuffled_decks
+from startups_env.rules import DEFAULT_TURN_CAP, MAX_PLAYERS, MIN_PLAYERS, Rules
+
+from .base import Agent, act_for_seats, make_agent
+
+WILSON_Z = 1.959963984540054  # 95% two-sided
+
+
+def wilson_interval(wins: int, n: int, z: float = WILSON_Z) -> tuple[float, float]:
+    """95% Wilson score interval of a binomial proportion (0, 1 for n == 0)."""
+    if n <= 0:
+        return 0.0, 1.0
+    p = wins / n
+    denom = 1.0 + z * z / n
+    center = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    # At 0 or n wins the bound is exactly 0 or 1 (the formula leaves rounding error).
+    lo = 0.0 if wins == 0 else max(0.0, center - half)
+    hi = 1.0 if wins == n else min(1.0, center + half)
+    return lo, hi
+
+
+def parse_agent_spec(spec: str) -> tuple[str, dict]:
+    """``"search[determinizations=8;rollout_epsilon=0.1]"`` -> ("search", {...}). Values are
+    parsed as int, float, true/false, else kept as strings."""
+    spec = spec.strip()
+    if not spec:
+        raise ValueError("empty agent name")
+    if "[" not in spec:
+        return spec, {}
+    if not spec.endswith("]"):
+        raise ValueError(f"bad agent spec {spec!r}: arguments go in brackets, e.g. search[determinizations=8]")
+    name, _, body = spec[:-1].partition("[")
+    kwargs: dict = {}
+    for item in filter(None, (p.strip() for p in body.split(";"))):
+        key, eq, raw = item.partition("=")
+        if not eq or not key.strip():
+            raise ValueError(f"bad agent argument {item!r} in {spec!r}: expected key=value")
+        kwargs[key.strip()] = _parse_value(raw.strip())
+    return name.strip(), kwargs
+
+
+def _parse_value(raw: str):
+    low = raw.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for cast in (int, float):
+        try:
+            return cast(raw)
+        except ValueError:
+            pass
+    return raw
+
+
+@dataclass
+class ArenaResult:
+    """Outcome of :func:`run_arena`. Per-game arrays are indexed [game, entry]."""
+
+    names: list[str]
+    players: int
+    seed: int
+    ranks: np.ndarray  # int[G, N] 0-based rank of each entry (0 = winner)
+    scores: np.ndarray  # int[G, N] final score of each entry
+    truncated: np.ndarray  # bool[G] the game hit the turn cap
+    turns: np.ndarray  # int[G] completed turns (last round)
+    rating_mu: list[float]
+    rating_sigma: list[float]
+    decisions: list[int]  # decisions each entry made
+    act_seconds: list[float]  # time spent inside each entry's act()
+    wall_seconds: float
+    rounds: int = 1
+    turn_cap: int = DEFAULT_TURN_CAP
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def games(self) -> int:
+        return int(self.ranks.shape[0])
+
+    @property
+    def truncated_games(self) -> int:
+        return int(self.truncated.sum())
+
+    def entry_stats(self) -> list[dict]:
+        out = []
+        for i, name in enumerate(self.names):
+            wins = int((self.ranks[:, i] == 0).sum())
+            lo, hi = wilson_interval(wins, self.games)
+            mu, sigma = self.rating_mu[i], self.rating_sigma[i]
+            out.append({
+                "name": name,
+                "win_rate": wins / self.games if self.games else 0.0,
+                "win_ci": [lo, hi],
+                "mean_score": float(self.scores[:, i].mean()) if self.games else 0.0,
+                "mean_rank": float(self.ranks[:, i].mean() + 1) if self.games else 0.0,
+                "rating": mu,
+                "rating_sigma": sigma,
+                "rating_ci": [mu - 2 * sigma, mu + 2 * sigma],
+                "games": self.games,
+                "wins": wins,
+                "decisions": self.decisions[i],
+                "seconds_per_decision": self.act_seconds[i] / self.decisions[i] if self.decisions[i] else 0.0,
+            })
+        return out
+
+    def to_json(self) -> dict:
+        return {
+            "agents": self.entry_stats(),
+            "truncated_games": self.truncated_games,
+            "players": self.players,
+            "games": self.games,
+            "seed": self.seed,
+            "rounds": self.rounds,
+            "turn_cap": self.turn_cap,
+            "mean_turns": float(self.turns.mean()) if self.games else 0.0,
+            "wall_seconds": self.wall_seconds,
+        }
+
+    def table(self) -> str:
+        rows = self.entry_stats()
+        width = max(8, *(len(f"{i}:{r['name']}") for i, r in enumerate(rows)))
+        head = (f"{'agent':<{width}}  {'win rate':>8}  {'95% CI':>15}  {'score':>6}  {'rank':>5}  "
+                f"{'rating (mu +- 2 sigma)':>22}  {'games':>6}  {'ms/dec':>7}")
+        lines = [head, "-" * len(head)]
+        for i, r in enumerate(rows):
+            lo, hi = r["win_ci"]
+            rating = f"{r['rating']:.2f} +- {2 * r['rating_sigma']:.2f}"
+            lines.append(
+                f"{f'{i}:' + r['name']:<{width}}  {r['win_rate']:>8.3f}  {f'[{lo:.3f}, {hi:.3f}]':>15}  "
+                f"{r['mean_score']:>6.1f}  {r['mean_rank']:>5.2f}  "
+                f"{rating:>22}  {r['games']:>6}  "
+                f"{1000 * r['seconds_per_decision']:>7.3f}"
+            )
+        share = self.truncated_games / self.games if self.games else 0.0
+        lines.append(f"{self.players} players, {self.games} games ({self.games // self.players} deals x "
+                     f"{self.players} seatings), seed {self.seed}; truncated by the turn cap: "
+                     f"{self.truncated_games} ({100 * share:.2f}%); mean turns {self.turns.mean():.1f}; "
+                     f"wall {self.wall_seconds:.1f} s")
+        return "\n".join(lines)
+
+    def to_csv(self) -> str:
+        buf = io.StringIO()
+        keys = ["name", "win_rate", "win_ci_lo", "win_ci_hi", "mean_score", "mean_rank", "rating",
+                "rating_sigma", "games", "wins", "decisions", "seconds_per_decision"]
+        writer = csv.DictWriter(buf, fieldnames=keys)
+        writer.writeheader()
+        for r in self.entry_stats():
+            row = {k: r[k] for k in keys if k in r}
+            row["win_ci_lo"], row["win_ci_hi"] = r["win_ci"]
+            writer.writerow(row)
+        return buf.getvalue()
+
+    def plot(self, path: str) -> None:
+        """Write a PNG of the entries' ratings (mu +- 2 sigma) and win rates (95% CI)."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        rows = self.entry_stats()
+        labels = [f"{i}:{r['name']}" for i, r in enumerate(rows)]
+        y = np.arange(len(rows))
+        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 1.2 + 0.5 * len(rows)), sharey=True)
+        mu = np.array([r["rating"] for r in rows])
+        ax1.errorbar(mu, y, xerr=[2 * r["rating_sigma"] for r in rows], fmt="o", capsize=4)
+        ax1.set_xlabel("OpenSkill rating (mu +- 2 sigma)")
+        ax1.set_yticks(y, labels)
+        ax1.invert_yaxis()
+        wr = np.array([r["win_rate"] for r in rows])
+        ci = np.array([r["win_ci"] for r in rows])
+        ax2.errorbar(wr, y, xerr=[wr - ci[:, 0], ci[:, 1] - wr], fmt="s", capsize=4, color="tab:orange")
+        ax2.axvline(1.0 / self.players, color="grey", lw=0.8, ls="--")
+        ax2.set_xlabel("win rate (95% Wilson CI)")
+        fig.suptitle(f"{self.players} players, {self.games} games, seed {self.seed}")
+        fig.tight_layout()
+        _atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=100), binary=True)
+        plt.close(fig)
+
+
+def _atomic_write(path: str, write, binary: bool = False) -> None:
+    """Write through a temporary file in the same folder, then rename (no torn files)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
+    with open(tmp, "wb" if binary else "w") as f:
+        write(f)
+    os.replace(tmp, path)
+
+
+def _build_agents(agents, players: int, seed: int) -> tuple[list[Agent], list[str]]:
+    if isinstance(agents, str):
+        agents = [a for a in agents.split(",")]
+    agents = list(agents)
+    if len(agents) != players:
+        raise ValueError(f"{players} players need {players} agents, got {len(agents)}: {agents}")
+    seeds = np.random.SeedSequence(seed).spawn(len(agents) + 1)[1:]
+    built, names = [], []
+    for i, spec in enumerate(agents):
+        if isinstance(spec, Agent):
+            built.append(spec)
+            names.append(spec.name)
+            continue
+        if not isinstance(spec, str):
+            raise ValueError(f"agent {i} must be a name or an Agent, got {spec!r}")
+        name, kwargs = parse_agent_spec(spec)
+        child_seed = int(seeds[i].generate_state(1)[0])
+        built.append(make_agent(name, seed=child_seed, **kwargs))
+        names.append(spec.strip())
+    return built, names
+
+
+def run_arena(agents, players: int, games: int, seed: int = 0, *, rules: Rules | None = None,
+              turn_cap: int = DEFAULT_TURN_CAP, batch_size: int | None = None, progress: bool = False,
+              rate: bool = True) -> ArenaResult:
+    """Play a seat-rotated duplicate tournament and return its :class:`ArenaResult`.
+
+    agents: one entry per seat: agent specs (see the module doc), :class:`Agent` objects,
+        or a comma-separated string. Entries built from names get seeds derived from
+        ``seed``; Agent objects are used as given (seed them yourself for reproducibility).
+    players: table size (2-7); games: at least this many games are played (rounded up to a
+        whole number of deals, one game per seat rotation).
+    rules: default ``Rules(num_players=players, turn_cap=turn_cap)``.
+    batch_size: games per Simulator batch (default: all at once).
+    rate: compute OpenSkill ratings (skip for speed in training evaluations).
+    """
+    if isinstance(players, bool) or not isinstance(players, (int, np.integer)) or not (
+        MIN_PLAYERS <= players <= MAX_PLAYERS
+    ):
+        raise ValueError(f"players must be an int between {MIN_PLAYERS} and {MAX_PLAYERS}, got {players!r}")
+    players = int(players)
+    if isinstance(games, bool) or not isinstance(games, (int, np.integer)) or games < 1:
+        raise ValueError(f"games must be a positive int, got {games!r}")
+    if rules is None:
+        rules = Rules(num_players=players, turn_cap=turn_cap)
+    elif rules.num_players != players:
+        raise ValueError(f"rules.num_players={rules.num_players} differs from players={players}")
+    built, names = _build_agents(agents, players, seed)
+    deals = -(-int(games) // players)
+    total = deals * players
+    rng = np.random.default_rng(seed)
+    # One deck per deal and round: every seating of a deal sees the same cards in every round.
+    decks = shuffled_decks(rng, deals * rules.rounds).reshape(deals, rules.rounds, -1)
+    if rules.rounds == 1:
+        decks = decks[:, 0]
+    # Game g = deal g // N in rotation r = g % N; entry i sits at seat (i + r) % N.
+    rotation = np.arange(total) % players
+    game_decks = decks[np.arange(total) // players]
+    seat_entry = (np.arange(players)[None, :] - rotation[:, None]) % players  # [G, seat] -> entry
+    batch = total if batch_size is None else max(1, int(batch_size))
+
+    ranks = np.zeros((total, players), np.int16)
+    scores = np.zeros((total, players), np.int32)
+    truncated = np.zeros(total, bool)
+    turns = np.zeros(total, np.int32)
+    decisions = [0] * players
+    act_seconds = [0.0] * players
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, unit="game", desc="arena", file=sys.stderr)
+    start = time.perf_counter()
+    sim_seed = np.random.SeedSequence(seed).spawn(1)[0]
+    for lo in range(0, total, batch):
+        hi = min(total, lo + batch)
+        sim = Simulator(rules, hi - lo, seed=np.random.default_rng(sim_seed.spawn(1)[0]),
+                        decks=game_decks[lo:hi])
+        assignment = seat_entry[lo:hi]
+        finished = 0
+        while not sim.done.all():
+            timings: dict[int, list] = {}
+            actions = act_for_seats(sim, built, assignment, timings=timings)
+            for index, (count, secs) in timings.items():
+                decisions[index] += count
+                act_seconds[index] += secs
+            sim.step(actions)
+            if bar is not None:
+                now = int(sim.done.sum())
+                bar.update(now - finished)
+                finished = now
+        st = sim.state
+        seat_ranks = st.ranks[:players].T  # [n, seat]
+        seat_scores = st.scores[:players].T
+        rows = np.arange(hi - lo)[:, None]
+        entry_seat = (np.arange(players)[None, :] + rotation[lo:hi, None]) % players  # [n, entry] -> seat
+        ranks[lo:hi] = seat_ranks[rows, entry_seat]
+        scores[lo:hi] = seat_scores[rows, entry_seat]
+        truncated[lo:hi] = st.capped
+        turns[lo:hi] = st.turn
+    if bar is not None:
+        bar.close()
+    wall = time.perf_counter() - start
+    mu, sigma = _ratings(ranks, players) if rate else ([0.0] * players, [0.0] * players)
+    return ArenaResult(names=names, players=players, seed=int(seed), ranks=ranks, scores=scores,
+                       truncated=truncated, turns=turns, rating_mu=mu, rating_sigma=sigma,
+                       decisions=decisions, act_seconds=act_seconds, wall_seconds=wall,
+                       rounds=rules.rounds, turn_cap=rules.turn_cap)
+
+
+def _ratings(ranks: np.ndarray, players: int) -> tuple[list[float], list[float]]:
+    """OpenSkill Plackett-Luce ratings, one update per game in game order (deterministic)."""
+    from openskill.models import PlackettLuce
+
+    model = PlackettLuce()
+    current = [model.rating(name=str(i)) for i in range(players)]
+    for row in ranks.tolist():
+        teams = model.rate([[r] for r in current], ranks=row)
+        current = [team[0] for team in teams]
+    return [float(r.mu) for r in current], [float(r.sigma) for r in current]
+
+
+# ----------------------------------------------------------------------------- command line
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m agents.arena", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--players", type=int, default=4, help="table size, 2-7 (default 4)")
+    p.add_argument("--agents", required=True,
+                   help="comma-separated agent specs, one per seat, e.g. greedy,random,random,random")
+    p.add_argument("--games", type=int, default=2000, help="games to play (rounded up to whole deals)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--turn-cap", type=int, default=DEFAULT_TURN_CAP)
+    p.add_argument("--rounds", type=int, default=1, choices=(1, 4), help="1 standard game, 4 round game")
+    p.add_argument("--batch-size", type=int, default=None, help="games per simulator batch (default all)")
+    p.add_argument("--json", help="write the results as JSON here")
+    p.add_argument("--csv", help="write the per-agent table as CSV here")
+    p.add_argument("--plot", help="write a PNG of ratings and win rates here")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def main(argv=None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not MIN_PLAYERS <= args.players <= MAX_PLAYERS:
+        parser.error(f"--players must be between {MIN_PLAYERS} and {MAX_PLAYERS}, got {args.players}")
+    specs = [s for s in args.agents.split(",")]
+    if len(specs) != args.players:
+        parser.error(f"--players {args.players} needs {args.players} agents, got {len(specs)}: {args.agents}")
+    if args.games < 1:
+        parser.error(f"--games must be positive, got {args.games}")
+    try:
+        rules = Rules(num_players=args.players, turn_cap=args.turn_cap, rounds=args.rounds)
+        result = run_arena(specs, args.players, args.games, args.seed, rules=rules,
+                           batch_size=args.batch_size, progress=not args.no_progress)
+    except (ValueError, FileNotFoundError) as exc:
+        parser.error(str(exc))
+    print(result.table())
+    if args.json:
+        _atomic_write(args.json, lambda f: json.dump(result.to_json(), f, indent=2))
+    if args.csv:
+        _atomic_write(args.csv, lambda f: f.write(result.to_csv()))
+    if args.plot:
+        result.plot(args.plot)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,231 @@
+"""The batch agent interface, the agent factory and two drivers.
+
+An :class:`Agent` picks one legal action in each of B games at once from what its player
+may know: the observation vector (``startups_env.observe``) and, for agents that sample
+hidden information (search), the :func:`startups_env.core.public_state`. Agents never
+receive a full :class:`~startups_env.core.State`, so they cannot peek at hidden cards.
+
+Drivers:
+
+* :func:`act_for_seats` chooses the next action in every running game of a
+  :class:`~startups_env.core.Simulator`, where each seat of each game is played by one
+  of a list of agents; each agent is called once per step on all the games it is to move
+  in (this is what the arena and the search bot's opponents model use).
+* :func:`play_aec_game` lets agents play one game of the PettingZoo AEC environment.
+"""
+
+from __future__ import annotations
+
+import abc
+import time
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from startups_env.core import public_state
+from startups_env.observe import observe
+from startups_env.rules import NUM_ACTIONS
+
+if TYPE_CHECKING:  # pragma: no cover
+    from startups_env.core import Simulator, State
+
+#: Names :func:`make_agent` knows (besides ``"ppo:PATH"``).
+AGENT_NAMES = ("random", "greedy", "banker", "search", "ppo")
+
+
+class Agent(abc.ABC):
+    """A policy over a batch of games.
+
+    Attributes:
+        name: a short display name (the arena prints it).
+        needs_public_state: if True, callers must pass
+            ``public=startups_env.core.public_state(state, seats)`` to :meth:`act`.
+    """
+
+    name: str = "agent"
+    needs_public_state: bool = False
+
+    def __init__(self, seed: int | None = None):
+        self.rng = np.random.default_rng(seed)
+
+    @abc.abstractmethod
+    def act(self, obs: np.ndarray, mask: np.ndarray, public: State | None = None) -> np.ndarray:
+        """obs float32[B, OBS_DIM] (``startups_env.observe``), mask bool[B, 19] (every row of
+        a running game has a legal action) -> int64[B] legal actions."""
+
+    def seed(self, seed: int | None) -> None:
+        """Reseed the agent's own generator (agents never use global random state)."""
+        self.rng = np.random.default_rng(seed)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"
+
+
+def check_act_inputs(obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Validate the arguments of :meth:`Agent.act`; returns them as float32 / bool arrays."""
+    obs = np.asarray(obs)
+    mask = np.asarray(mask)
+    if obs.ndim != 2:
+        raise ValueError(f"obs must be float32[B, OBS_DIM], got shape {list(obs.shape)}")
+    if mask.dtype != bool or mask.ndim != 2 or mask.shape != (obs.shape[0], NUM_ACTIONS):
+        raise ValueError(f"mask must be bool[{obs.shape[0]}, {NUM_ACTIONS}], got {mask.dtype} {list(mask.shape)}")
+    if not mask.any(axis=1).all():
+        bad = np.flatnonzero(~mask.any(axis=1))
+        raise ValueError(f"mask rows {bad[:10].tolist()} have no legal action (finished games must not be passed)")
+    return obs.astype(np.float32, copy=False), mask
+
+
+def make_agent(name: str, *, seed: int | None = None, **kwargs) -> Agent:
+    """An agent by name: ``"random"``, ``"greedy"``, ``"banker"``, ``"search"``, ``"ppo"``
+    (the shipped policy) or ``"ppo:PATH"`` (a checkpoint). kwargs go to the agent's
+    constructor (e.g. ``make_agent("search", determinizations=8)``)."""
+    if not isinstance(name, str):
+        raise ValueError(f"agent name must be a string, got {name!r}")
+    key = name.strip()
+    if key == "random":
+        from .random_agent import RandomAgent
+
+        return RandomAgent(seed=seed, **kwargs)
+    if key == "greedy":
+        from .greedy import GreedyAgent
+
+        return GreedyAgent(seed=seed, **kwargs)
+    if key == "banker":
+        from .banker import BankerAgent
+
+        return BankerAgent(seed=seed, **kwargs)
+    if key == "search":
+        from .search import SearchAgent
+
+        return SearchAgent(seed=seed, **kwargs)
+    if key == "ppo" or key.startswith("ppo:"):
+        path = key[4:] if key.startswith("ppo:") else None
+        if path is not None and not path:
+            raise ValueError("agent 'ppo:' needs a checkpoint path after the colon, e.g. 'ppo:runs/x/model.pt'")
+        # Imported here so that every other agent works without torch.
+        try:
+            from .ppo import load_ppo_agent
+        except ImportError as exc:
+            raise ValueError(f"agent {name!r} needs PyTorch, which is not importable here ({exc}); "
+                             "install the project's 'train' extra") from exc
+
+        return load_ppo_agent(path, seed=seed, **kwargs)
+    raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(AGENT_NAMES)} (or 'ppo:PATH')")
+
+
+def act_for_seats(sim: Simulator, agents_by_seat, assignment: np.ndarray | None = None, *,
+                  timings: dict | None = None) -> np.ndarray:
+    """int64[B]: the next action in every game of ``sim`` (0 in finished games).
+
+    agents_by_seat: a list of agents. By default seat s of every game is played by
+        ``agents_by_seat[s]``; with ``assignment`` (int[B, N], N >= each game's table size),
+        seat s of game g is played by ``agents_by_seat[assignment[g, s]]`` (the arena uses
+        this to rotate seats).
+
+    Each distinct agent object is called once, on all the games in which one of its seats
+    is to move, with those players' observations and legal masks (and their public states
+    if it asks for them). Raises ValueError if an agent returns an illegal action.
+
+    timings: optional dict; for each agent called, ``timings[i]`` (i = the agent's first
+    index in ``agents_by_seat``) accumulates ``[decisions, seconds inside act()]``.
+    """
+    state = sim.state
+    b = state.batch_size
+    agents = list(agents_by_seat)
+    if not agents:
+        raise ValueError("agents_by_seat is empty")
+    current = state.current.astype(np.intp)
+    if assignment is None:
+        if (state.num_players > len(agents)).any():
+            raise ValueError(f"{len(agents)} agents for tables of up to {int(state.num_players.max())} players")
+        who = current
+    else:
+        assignment = np.asarray(assignment)
+        if assignment.ndim != 2 or assignment.shape[0] != b or assignment.shape[1] < int(state.num_players.max()):
+            raise ValueError(f"assignment must be int[{b}, >= table size], got shape {list(assignment.shape)}")
+        who = assignment[np.arange(b), current].astype(np.intp)
+        if who.min() < 0 or who.max() >= len(agents):
+            raise ValueError(f"assignment refers to agents outside 0..{len(agents) - 1}")
+    actions = np.zeros(b, np.int64)
+    running = ~state.done
+    if not running.any():
+        return actions
+    mask = sim.legal_mask()
+    obs = observe(state)  # the player to act in every game (finished games: harmless rows)
+    # Group the entries by agent object, so one agent playing several seats is called once.
+    groups: dict[int, list[int]] = {}
+    for index, agent in enumerate(agents):
+        groups.setdefault(id(agent), []).append(index)
+    for indices in groups.values():
+        agent = agents[indices[0]]
+        games = np.flatnonzero(running & np.isin(who, indices))
+        if games.size == 0:
+            continue
+        public = None
+        if agent.needs_public_state:
+            sub = state.take(games)
+            public = public_state(sub, sub.current)
+        started = time.perf_counter()
+        chosen = np.asarray(agent.act(obs[games], mask[games], public=public))
+        if timings is not None:
+            entry = timings.setdefault(indices[0], [0, 0.0])
+            entry[0] += games.size
+            entry[1] += time.perf_counter() - started
+        if chosen.shape != (games.size,):
+            raise ValueError(f"agent {agent.name!r} returned shape {list(chosen.shape)} for {games.size} games")
+        ok = mask[games, np.clip(chosen, 0, NUM_ACTIONS - 1)] & (chosen >= 0) & (chosen < NUM_ACTIONS)
+        if not ok.all():
+            bad = np.flatnonzero(~ok)[:5]
+            raise ValueError(
+                f"agent {agent.name!r} chose illegal actions {chosen[bad].tolist()} in games {games[bad].tolist()}"
+            )
+        actions[games] = chosen
+    return actions
+
+
+def _aec_simulator(env):
+    """The Simulator behind a PettingZoo AEC env, for agents that need the public state."""
+    base = getattr(env, "unwrapped", env)
+    for attr in ("sim", "simulator", "_sim"):
+        sim = getattr(base, attr, None)
+        if sim is not None and hasattr(sim, "state"):
+            return sim
+    raise ValueError("this environment does not expose its Simulator (env.unwrapped.sim); "
+                     "agents with needs_public_state cannot play it")
+
+
+def play_aec_game(env, agents: dict, *, seed: int | None = None) -> dict:
+    """Play one game of a PettingZoo AEC env (``startups_env.aec.env(...)``) with the given
+    agents (a dict from env agent name, ``player_i``, to :class:`Agent`).
+
+    Each agent sees its observation dict (``observation``, ``action_mask``) as a batch of
+    one. Returns ``{"rewards": {name: cumulative reward}, "steps": decisions played,
+    "truncated": bool, "infos": {name: last info}}``.
+    """
+    env.reset(seed=seed)
+    missing = [a for a in env.possible_agents if a not in agents]
+    if missing:
+        raise ValueError(f"no agent given for {missing}; env agents are {list(env.possible_agents)}")
+    rewards = {a: 0.0 for a in env.possible_agents}
+    infos: dict = {}
+    steps = 0
+    truncated = False
+    for name in env.agent_iter():
+        obs, reward, term, trunc, info = env.last()
+        rewards[name] += float(reward)
+        infos[name] = info
+        truncated = truncated or bool(trunc)
+        if term or trunc:
+            env.step(None)
+            continue
+        agent = agents[name]
+        observation = np.asarray(obs["observation"], np.float32)[None]
+        mask = np.asarray(obs["action_mask"]).astype(bool)[None]
+        public = None
+        if agent.needs_public_state:
+            sim = _aec_simulator(env)
+            public = public_state(sim.state, sim.state.current)
+        action = int(np.asarray(agent.act(observation, mask, public=public))[0])
+        env.step(action)
+        steps += 1
+    return {"rewards": rewards, "steps": steps, "truncated": truncated, "infos": infos}

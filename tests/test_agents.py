@@ -1,0 +1,323 @@
+"""Agents: legal play at every table size, the driver, the search bot's sampling, the
+heuristics' documented behaviour on hand-built observations, and the factory's errors."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from agents import Agent, act_for_seats, make_agent, play_aec_game
+from agents.base import AGENT_NAMES
+from agents.features import features, state_features
+from agents.greedy import GreedyParams, greedy_scores
+from agents.random_agent import uniform_legal
+from agents.search import SearchAgent, determinize
+from startups_env import Rules, Simulator
+from startups_env.core import public_state
+from startups_env.observe import OBS_DIM, observe, views
+from startups_env.rules import COMPANY_SIZES, DECK_SIZE, HAND_SIZE, NUM_ACTIONS, NUM_REMOVED, Action
+
+SMALL_SEARCH = {"determinizations": 2, "max_candidates": 2}
+
+
+def _agents(seed: int) -> list[Agent]:
+    return [
+        make_agent("greedy", seed=seed),
+        make_agent("random", seed=seed + 1),
+        make_agent("banker", seed=seed + 2),
+        make_agent("search", seed=seed + 3, **SMALL_SEARCH),
+    ]
+
+
+@pytest.mark.parametrize("players", range(2, 8))
+def test_every_agent_plays_only_legal_moves(players):
+    """act_for_seats raises on an illegal choice and so does Simulator.step; games end."""
+    pool = _agents(players)
+    seats = [pool[s % len(pool)] for s in range(players)]
+    sim = Simulator(Rules(num_players=players), 24, seed=players)
+    for _ in range(2000):
+        if sim.done.all():
+            break
+        mask = sim.legal_mask()
+        actions = act_for_seats(sim, seats)
+        running = ~sim.done
+        assert mask[running, actions[running]].all()
+        sim.step(actions)
+    assert sim.done.all()
+    assert not sim.state.truncated.any()
+
+
+def test_search_plays_the_round_game_legally():
+    # A short turn cap keeps the four rounds brief (and truncates them, which rollouts see too).
+    rules = Rules(num_players=3, rounds=4, turn_cap=12)
+    seats = [make_agent("search", seed=0, rules=rules, **SMALL_SEARCH), make_agent("greedy"), make_agent("random", seed=1)]
+    sim = Simulator(rules, 6, seed=2)
+    while not sim.done.all():
+        sim.step(act_for_seats(sim, seats))
+    assert (sim.state.round == 4).all()
+
+
+def test_act_for_seats_groups_by_agent_and_assignment():
+    """With an assignment, seat s of game g is played by agents[assignment[g, s]]."""
+
+    class Recorder(Agent):
+        name = "recorder"
+
+        def __init__(self):
+            super().__init__(0)
+            self.calls = []
+
+        def act(self, obs, mask, public=None):
+            self.calls.append(obs.shape[0])
+            return uniform_legal(mask, self.rng)
+
+    a, b = Recorder(), Recorder()
+    sim = Simulator(Rules(num_players=3), 4, seed=0)
+    # Games 0, 1: agent a plays every seat; games 2, 3: agent b does.
+    assignment = np.array([[0, 0, 0], [0, 0, 0], [1, 1, 1], [1, 1, 1]])
+    timings = {}
+    act_for_seats(sim, [a, b], assignment, timings=timings)
+    assert a.calls == [2] and b.calls == [2]
+    assert timings[0][0] == 2 and timings[1][0] == 2
+    # The same object in several entries is called once per step.
+    c = Recorder()
+    act_for_seats(sim, [c, c, c])
+    assert c.calls == [4]
+
+
+def test_act_for_seats_rejects_illegal_agents():
+    class Cheater(Agent):
+        name = "cheater"
+
+        def act(self, obs, mask, public=None):
+            return np.full(obs.shape[0], Action.KEEP, np.int64)  # a put-down in the take phase
+
+    sim = Simulator(Rules(num_players=2), 3, seed=0)
+    with pytest.raises(ValueError, match="illegal"):
+        act_for_seats(sim, [Cheater(), Cheater()])
+    with pytest.raises(ValueError, match="agents"):
+        act_for_seats(Simulator(Rules(num_players=4), 2, seed=0), [Cheater(), Cheater()])
+
+
+def test_random_agent_is_uniform_legal_and_seeded():
+    rng = np.random.default_rng(0)
+    mask = np.zeros((20000, NUM_ACTIONS), bool)
+    mask[:, [0, 3, 5]] = True
+    picks = uniform_legal(mask, rng)
+    counts = np.bincount(picks, minlength=NUM_ACTIONS)
+    assert set(np.flatnonzero(counts)) == {0, 3, 5}
+    assert np.allclose(counts[[0, 3, 5]] / 20000, 1 / 3, atol=0.02)
+    sim = Simulator(Rules(num_players=4), 64, seed=1)
+    obs, mask = observe(sim.state), sim.legal_mask()
+    one, two = make_agent("random", seed=7), make_agent("random", seed=7)
+    assert np.array_equal(one.act(obs, mask), two.act(obs, mask))
+    first = one.act(obs, mask)
+    one.seed(7)
+    two.seed(7)
+    assert np.array_equal(one.act(obs, mask), two.act(obs, mask))
+    assert first.dtype == np.int64
+
+
+def test_state_features_match_the_observation():
+    """The rollout shortcut reads exactly what observe() encodes for the player to act."""
+    for players in (2, 4, 7):
+        sim = Simulator(Rules(num_players=players), 64, seed=players)
+        for _ in range(120):
+            live = ~sim.done
+            if not live.any():
+                break
+            a, b = features(observe(sim.state)), state_features(sim.state)
+            for field in dataclasses.fields(a):
+                x, y = getattr(a, field.name), getattr(b, field.name)
+                assert x.dtype == y.dtype and np.array_equal(x[..., live], y[..., live]), field.name
+            sim.step(sim.random_actions())
+
+
+# ----------------------------------------------------------------------------- determinize
+
+@pytest.mark.parametrize("players", [2, 4, 7])
+def test_determinize_keeps_what_the_player_knows(players):
+    sim = Simulator(Rules(num_players=players), 48, seed=10 + players)
+    greedy = make_agent("greedy")
+    for step in range(30 + players):
+        actions = act_for_seats(sim, [greedy] * players)
+        actions[::3] = sim.random_actions()[::3]
+        sim.step(actions)
+    live = np.flatnonzero(~sim.done)
+    state = sim.state.take(live)
+    seat = state.current.astype(np.intp)
+    public = public_state(state, seat)
+    k = 5
+    worlds = determinize(public, seat, k, np.random.default_rng(0))
+    rows = np.repeat(np.arange(state.batch_size), k)
+    assert worlds.batch_size == state.batch_size * k
+    # Everything public is unchanged, and so is the player's own hand.
+    for name in ("portfolio", "known", "coins", "chip", "market_count", "market_coins", "pile_pos", "current",
+                 "phase", "turn", "num_players"):
+        assert np.array_equal(getattr(worlds, name), getattr(state, name)[..., rows]), name
+    g = np.arange(worlds.batch_size)
+    assert np.array_equal(worlds.hand[seat[rows], :, g], state.hand[seat[rows], :, rows])
+    # Other hands: their known cards, and exactly their true size.
+    assert (worlds.hand >= worlds.known).all()
+    assert np.array_equal(worlds.hand.sum(axis=1), state.hand.sum(axis=1)[:, rows])
+    # Every card is somewhere exactly once: hands, portfolios, market, pile, removed.
+    pile_mask = np.arange(DECK_SIZE)[:, None] >= worlds.pile_pos[None, :]
+    in_deck = pile_mask | (np.arange(DECK_SIZE)[:, None] < NUM_REMOVED)
+    assert ((worlds.deck >= 0) == in_deck).all()
+    for c, size in enumerate(COMPANY_SIZES):
+        total = (worlds.hand[:, c].sum(axis=0) + worlds.portfolio[:, c].sum(axis=0) + worlds.market_count[c]
+                 + ((worlds.deck == c) & in_deck).sum(axis=0))
+        assert (total == size).all()
+    # The sample varies between worlds (the unseen cards are not fixed).
+    assert not np.array_equal(worlds.deck[:, 0], worlds.deck[:, 1]) or state.pile_pos[0] >= DECK_SIZE - 1
+    # A sampled world plays on to the end in the simulator.
+    sampled = Simulator.from_state(worlds, Rules(num_players=players), seed=0)
+    while not sampled.done.all():
+        sampled.step(sampled.random_actions())
+
+
+def test_determinize_is_uniform_over_the_unseen_pool():
+    """At the deal, a rival's hand is 3 of the 42 cards the player cannot see, uniformly."""
+    sim = Simulator(Rules(num_players=3), 1, seed=4)
+    state = sim.state
+    public = public_state(state, state.current)
+    worlds = determinize(public, state.current, 6000, np.random.default_rng(1))
+    unseen = state.unseen(state.current.astype(np.intp))[:, 0].astype(float)
+    mean_hand = worlds.hand[1].mean(axis=1)
+    assert np.allclose(mean_hand, HAND_SIZE * unseen / unseen.sum(), atol=0.05)
+
+
+def test_search_needs_public_state_and_validates_budget():
+    sim = Simulator(Rules(num_players=3), 2, seed=0)
+    agent = make_agent("search", seed=0, **SMALL_SEARCH)
+    assert agent.needs_public_state
+    with pytest.raises(ValueError, match="public"):
+        agent.act(observe(sim.state), sim.legal_mask())
+    for bad in ({"determinizations": 0}, {"rollouts": -1}, {"rollout_epsilon": 2.0}, {"max_candidates": -1},
+                {"value": "best"}, {"soft_scale": 0.0}, {"max_world_factor": 0.5}, {"halving_rounds": -1}):
+        with pytest.raises(ValueError):
+            SearchAgent(**bad)
+
+
+def test_search_plays_a_forced_move_without_search():
+    sim = Simulator(Rules(num_players=3), 5, seed=0)  # first move: empty market, draw is forced
+    agent = make_agent("search", seed=0)
+    state = sim.state
+    actions = agent.act(observe(state), sim.legal_mask(), public_state(state, state.current))
+    assert (actions == Action.DRAW).all()
+
+
+# ----------------------------------------------------------------------------- heuristics
+
+def _obs(players=4, put=False, hand=(), portfolios=None, market=None, take_coins=None, coins=10, unseen=None,
+         pile=20, chips=None):
+    """A hand-built observation of the player to act (relative seat 0)."""
+    obs = np.zeros((1, OBS_DIM), np.float32)
+    v = {k: x[0] for k, x in views(obs).items()}
+    v["num_players"][players - 2] = 1
+    v["phase"][int(put)] = 1
+    v["current_player"][0] = 1
+    for c, n in hand:
+        v["hand"][c] = n
+    for (seat, c), n in (portfolios or {}).items():
+        v["portfolios"][seat, c] = n
+    for c, n in (market or {}).items():
+        v["market_cards"][c] = n
+    for c, n in (take_coins or {}).items():
+        v["take_coins"][c] = n
+        v["market_coins"][c] = n
+    for (c, seat) in (chips or {}).items():
+        v["chips"][c, seat] = 1
+    v["coins"][:players] = coins
+    v["pile"][0] = pile
+    v["unseen"][:] = unseen if unseen is not None else (3, 3, 3, 3, 3, 3)
+    return obs
+
+
+def _mask(obs):
+    v = views(obs)
+    mask = np.zeros((1, NUM_ACTIONS), bool)
+    if v["phase"][0, 1]:
+        has = v["hand"][0] > 0
+        mask[0, Action.KEEP:Action.MARKET] = has
+        mask[0, Action.MARKET:] = has
+    else:
+        mask[0, Action.DRAW] = True
+        mask[0, Action.TAKE:Action.KEEP] = v["market_cards"][0] > 0
+    return mask
+
+
+@pytest.mark.parametrize("name", ["greedy", "banker"])
+def test_heuristics_send_a_lost_company_to_the_market(name):
+    # A rival shows 5 octo; I hold 1 octo and 3 elephant that nobody else shows.
+    obs = _obs(put=True, hand=[(3, 1), (5, 3)], portfolios={(1, 3): 5})
+    assert make_agent(name).act(obs, _mask(obs))[0] == Action.MARKET + 3
+
+
+@pytest.mark.parametrize("name", ["greedy", "banker"])
+def test_heuristics_take_a_coin_rich_useful_card(name):
+    # I lead hippo (2 in portfolio, rivals none); a hippo in the market carries 6 coins.
+    obs = _obs(hand=[(4, 1), (0, 2)], portfolios={(0, 4): 2, (1, 0): 1}, market={4: 1, 2: 1},
+               take_coins={4: 6, 2: 0})
+    assert make_agent(name).act(obs, _mask(obs))[0] == Action.TAKE + 4
+
+
+def test_greedy_draws_when_the_draw_is_cheap():
+    # One coinless market card of a company a rival dominates: drawing costs 1 coin.
+    obs = _obs(hand=[(5, 2), (4, 1)], portfolios={(1, 0): 4}, market={0: 1})
+    assert make_agent("greedy").act(obs, _mask(obs))[0] == Action.DRAW
+
+
+def test_greedy_takes_a_sole_lead_rather_than_a_tie():
+    # Coinless flamingo and octo in the market, drawing is dear. A rival shows 2 of each; I
+    # hold 1 flamingo (taking one only ties: nobody is paid) and 2 octo (taking one leads).
+    obs = _obs(hand=[(2, 1), (3, 2)], portfolios={(1, 2): 2, (1, 3): 2}, market={2: 1, 3: 1, 0: 2, 1: 2},
+               unseen=(3, 4, 2, 2, 5, 6))
+    assert make_agent("greedy").act(obs, _mask(obs))[0] == Action.TAKE + 3
+
+
+def test_greedy_keeps_a_deciding_card_hidden():
+    # Hippo shows 1-1 but I hold 2 more in hand: laying one face up would reveal the lead.
+    # I lead elephant openly (3 vs 1), so it lays an elephant instead. (Chips are left out
+    # of it: chip_value=0.)
+    obs = _obs(put=True, hand=[(4, 2), (5, 2)], portfolios={(0, 4): 1, (1, 4): 1, (0, 5): 3, (2, 5): 1},
+               chips={4: 1, 5: 0})
+    assert make_agent("greedy", chip_value=0.0).act(obs, _mask(obs))[0] == Action.KEEP + 5
+    # Without the hiding rule, the sure hippo lead would be laid as readily.
+    scores = greedy_scores(features(obs), GreedyParams(chip_value=0.0, hide_penalty=0.0))[:, 0]
+    assert scores[Action.KEEP + 4] > scores[Action.KEEP + 5] - 0.1
+
+
+# ----------------------------------------------------------------------------- factory, AEC
+
+def test_make_agent_names_and_errors():
+    for name in ("random", "greedy", "banker", "search"):
+        agent = make_agent(name, seed=0)
+        assert isinstance(agent, Agent) and agent.name == name
+    with pytest.raises(ValueError, match="known agents: " + ", ".join(AGENT_NAMES)):
+        make_agent("alphago")
+    with pytest.raises(ValueError):
+        make_agent("ppo:")
+    with pytest.raises(TypeError):
+        make_agent("greedy", no_such_option=1)
+
+
+def test_make_agent_bad_checkpoint_is_a_clear_error():
+    pytest.importorskip("torch")
+    with pytest.raises((ValueError, FileNotFoundError), match="nonexistent"):
+        make_agent("ppo:/nonexistent/policy.pt")
+
+
+def test_play_aec_game_with_every_agent():
+    aec = pytest.importorskip("startups_env.aec")
+    env = aec.env(num_players=4)
+    agents = dict(zip(env.possible_agents, _agents(3)))
+    result = play_aec_game(env, agents, seed=5)
+    assert result["steps"] > 0 and not result["truncated"]
+    assert abs(sum(result["rewards"].values())) < 1e-6  # the default "win" reward is zero-sum
+    assert sorted(max(result["rewards"], key=result["rewards"].get) for _ in range(1)) == [
+        next(a for a, info in result["infos"].items() if info.get("rank") == 0)]
+    with pytest.raises(ValueError, match="no agent"):
+        play_aec_game(env, {"player_0": agents["player_0"]})

@@ -1,0 +1,177 @@
+"""The arena: seat rotation, statistics, JSON/CSV/PNG output, determinism and errors."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from agents import act_for_seats, make_agent
+from agents.arena import ArenaResult, main, parse_agent_spec, run_arena, wilson_interval
+from startups_env import Rules, Simulator
+from startups_env.core import shuffled_decks
+
+Z = 1.959963984540054
+
+
+def test_wilson_interval_known_values():
+    lo, hi = wilson_interval(0, 10)
+    assert lo == 0.0 and hi == pytest.approx(Z * Z / (10 + Z * Z))
+    lo, hi = wilson_interval(10, 10)
+    assert hi == 1.0 and lo == pytest.approx(10 / (10 + Z * Z))
+    lo, hi = wilson_interval(50, 100)
+    assert lo == pytest.approx(0.4038, abs=1e-4) and hi == pytest.approx(0.5962, abs=1e-4)
+    assert wilson_interval(0, 0) == (0.0, 1.0)
+
+
+def _rigged_result(games=40, players=3) -> ArenaResult:
+    """Entry 0 wins every game, entry 1 is always second, entry 2 last."""
+    ranks = np.tile(np.arange(players), (games, 1))
+    scores = np.tile(np.array([30, 20, 10][:players]), (games, 1))
+    from agents.arena import _ratings
+
+    mu, sigma = _ratings(ranks, players)
+    return ArenaResult(names=["a", "b", "c"][:players], players=players, seed=0, ranks=ranks, scores=scores,
+                       truncated=np.zeros(games, bool), turns=np.full(games, 30), rating_mu=mu, rating_sigma=sigma,
+                       decisions=[5, 5, 5][:players], act_seconds=[0.5, 0.1, 0.1][:players], wall_seconds=1.0)
+
+
+def test_statistics_of_a_rigged_result():
+    result = _rigged_result()
+    a, b, c = result.entry_stats()
+    assert a["win_rate"] == 1.0 and b["win_rate"] == 0.0 and c["win_rate"] == 0.0
+    assert a["win_ci"] == [pytest.approx(40 / (40 + Z * Z)), 1.0]
+    assert b["win_ci"][0] == 0.0 and b["win_ci"][1] == pytest.approx(Z * Z / (40 + Z * Z))
+    assert (a["mean_rank"], b["mean_rank"], c["mean_rank"]) == (1.0, 2.0, 3.0)
+    assert (a["mean_score"], b["mean_score"], c["mean_score"]) == (30.0, 20.0, 10.0)
+    assert a["rating"] > b["rating"] > c["rating"]
+    assert a["seconds_per_decision"] == pytest.approx(0.1)
+    table = result.table()
+    assert "0:a" in table and "1.000" in table and "truncated by the turn cap: 0" in table
+
+
+def test_seat_rotation_matches_games_played_by_hand():
+    """Deal d, rotation r: entry i sits at seat (i + r) % N. Replaying the arena's decks with
+    deterministic agents by hand gives the same per-entry scores and ranks."""
+    names = ["greedy", "banker", "banker"]
+    result = run_arena(names, 3, 6, seed=11, rate=False)
+    decks = shuffled_decks(np.random.default_rng(11), 2)
+    agents = [make_agent(n) for n in names]
+    for game in range(6):
+        deal, rotation = divmod(game, 3)
+        sim = Simulator(Rules(num_players=3), 1, decks=decks[deal][None])
+        by_seat = [agents[(s - rotation) % 3] for s in range(3)]
+        while not sim.done.all():
+            sim.step(act_for_seats(sim, by_seat))
+        for entry in range(3):
+            seat = (entry + rotation) % 3
+            assert result.scores[game, entry] == sim.state.scores[seat, 0]
+            assert result.ranks[game, entry] == sim.state.ranks[seat, 0]
+
+
+@pytest.mark.parametrize("players", [2, 3, 5])
+def test_identical_deterministic_agents_split_every_deal_evenly(players):
+    """The seatings of a deal are relabellings of one another, so N copies of a deterministic
+    bot each win exactly one game per deal."""
+    result = run_arena(["greedy"] * players, players, players * 10, seed=3, rate=False)
+    for row in result.entry_stats():
+        assert row["win_rate"] == pytest.approx(1 / players)
+        assert row["mean_rank"] == pytest.approx((players + 1) / 2)
+    assert np.ptp([row["mean_score"] for row in result.entry_stats()]) == pytest.approx(0)
+    # Every game ranks the entries as a permutation.
+    assert (np.sort(result.ranks, axis=1) == np.arange(players)).all()
+
+
+def test_greedy_beats_random_and_nobody_stalls():
+    result = run_arena("greedy,random,random,random", 4, 200, seed=5)
+    rows = result.entry_stats()
+    assert rows[0]["win_rate"] > 0.6  # random alone would win about 25%
+    assert rows[0]["rating"] > max(r["rating"] for r in rows[1:])
+    assert result.truncated_games <= 2  # under 1% of games
+
+
+def test_json_schema_and_determinism():
+    first = run_arena(["greedy", "random", "banker"], 3, 30, seed=9).to_json()
+    again = run_arena(["greedy", "random", "banker"], 3, 30, seed=9).to_json()
+    other = run_arena(["greedy", "random", "banker"], 3, 30, seed=10).to_json()
+    assert set(first) >= {"agents", "truncated_games", "players", "games", "seed"}
+    assert first["players"] == 3 and first["games"] == 30 and first["seed"] == 9
+    for row in first["agents"]:
+        assert set(row) >= {"name", "win_rate", "win_ci", "mean_score", "mean_rank", "rating", "games"}
+        assert 0 <= row["win_ci"][0] <= row["win_rate"] <= row["win_ci"][1] <= 1
+        assert row["games"] == 30 and math.isfinite(row["rating"])
+    assert sum(row["win_rate"] for row in first["agents"]) == pytest.approx(1.0)
+    json.dumps(first)  # plain JSON types only
+
+    def strip(data):  # timings differ from run to run
+        data = json.loads(json.dumps(data))
+        data.pop("wall_seconds")
+        for row in data["agents"]:
+            row.pop("seconds_per_decision")
+        return data
+
+    assert strip(first) == strip(again)
+    assert strip(first) != strip(other)
+
+
+def test_games_round_up_to_whole_deals():
+    result = run_arena(["random", "random", "random"], 3, 7, seed=0, rate=False)
+    assert result.games == 9
+
+
+def test_cli_writes_json_csv_and_plot(tmp_path, capsys):
+    out, table, png = tmp_path / "out.json", tmp_path / "out.csv", tmp_path / "out.png"
+    code = main(["--players", "3", "--agents", "greedy,random,search[determinizations=2;max_candidates=2]",
+                 "--games", "6", "--seed", "1", "--json", str(out), "--csv", str(table), "--plot", str(png),
+                 "--no-progress"])
+    assert code == 0
+    data = json.loads(out.read_text())
+    assert [row["name"] for row in data["agents"]] == ["greedy", "random", "search[determinizations=2;max_candidates=2]"]
+    assert table.read_text().splitlines()[0].startswith("name,win_rate,win_ci_lo,win_ci_hi")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "win rate" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--players", "1", "--agents", "random"], "between 2 and 7"),
+    (["--players", "8", "--agents", ",".join(["random"] * 8)], "between 2 and 7"),
+    (["--players", "3", "--agents", "random,random"], "needs 3 agents"),
+    (["--players", "2", "--agents", "random,alphago"], "unknown agent 'alphago'"),
+    (["--players", "2", "--agents", "random,search[determinizations=0]"], "determinizations"),
+    (["--players", "2", "--agents", "random,greedy[bogus]"], "key=value"),
+    (["--players", "2", "--agents", "random,random", "--games", "0"], "positive"),
+])
+def test_cli_errors(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv + ["--no-progress"])
+    assert exc.value.code != 0
+    assert message in capsys.readouterr().err
+
+
+def test_cli_bad_checkpoint(capsys):
+    pytest.importorskip("torch")
+    with pytest.raises(SystemExit) as exc:
+        main(["--players", "2", "--agents", "ppo:/nonexistent/policy.pt,random", "--no-progress"])
+    assert exc.value.code != 0
+    assert "nonexistent" in capsys.readouterr().err
+
+
+def test_run_arena_errors():
+    with pytest.raises(ValueError, match="between 2 and 7"):
+        run_arena(["random"] * 8, 8, 8)
+    with pytest.raises(ValueError, match="need 3 agents"):
+        run_arena(["random"] * 2, 3, 6)
+    with pytest.raises(ValueError, match="differs"):
+        run_arena(["random"] * 2, 2, 2, rules=Rules(num_players=3))
+
+
+def test_parse_agent_spec():
+    assert parse_agent_spec("greedy") == ("greedy", {})
+    assert parse_agent_spec(" search[determinizations=8;rollout_epsilon=0.5;x=abc;flag=true] ") == (
+        "search", {"determinizations": 8, "rollout_epsilon": 0.5, "x": "abc", "flag": True})
+    with pytest.raises(ValueError):
+        parse_agent_spec("search[determinizations=8")
+    with pytest.raises(ValueError):
+        parse_agent_spec("")
