@@ -226,7 +226,6 @@ class raw_env(AECEnv):
         # The one game. Its seed is replaced by reset(seed=...); with no seed the games
         # follow fresh OS entropy.
         self.sim = Simulator(rules, batch_size=1)
-        self._action = np.zeros(1, np.intp)  # reused buffer for the batch-of-one action
         self._seat = np.zeros(1, np.intp)  # reused buffer for the observed seat
         self._has_game = False
 
@@ -283,7 +282,7 @@ class raw_env(AECEnv):
         obs = observe(self.sim.state, self._seat)
         if agent == self.agent_selection:
             # The simulator caches the mask until the state changes; all-False once over.
-            mask = self.sim.legal_mask()[0].view(np.int8)
+            mask = self.sim._legal_rows()[:, 0].astype(np.int8)  # (legal_mask()[0], one copy)
         else:
             mask = np.zeros(NUM_ACTIONS, np.int8)
         return {"observation": obs[0], "action_mask": mask}
@@ -293,18 +292,20 @@ class raw_env(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        self._action[0] = self._check_action(agent, action)
+        value = self._check_action(agent, action)
         try:
-            result = self.sim.step(self._action)
+            # Simulator.step for one running game, without re-checking the action's type
+            # and range; None when no round ended in this step.
+            result = self.sim._step_one(value)
         except ValueError:
-            raise ValueError(self._illegal_message(agent, int(self._action[0]))) from None
+            raise ValueError(self._illegal_message(agent, value)) from None
         # The acting agent has seen its cumulative reward in last(); rewards only come at
         # the end, so the per-step rewards dict stays all zeros until then.
         self._cumulative_rewards[agent] = 0.0
-        if result.terminated[0] or result.truncated[0]:
+        if result is not None and (result.terminated[0] or result.truncated[0]):
             self._end_game(result)
         else:
-            self.agent_selection = self.possible_agents[self.sim.state.current[0]]
+            self.agent_selection = self.possible_agents[self.sim.state.current.item()]
         if self.render_mode == "human":
             self.render()
 

@@ -54,7 +54,16 @@ _COMPANY_COLUMN = np.arange(C, dtype=np.int8)[:, None]
 # Plain-int copies of the Action offsets for numpy expressions: numpy treats an IntEnum
 # operand as a Python object, which makes `actions == Action.DRAW` several times slower.
 _DRAW, _TAKE, _KEEP, _MARKET = int(Action.DRAW), int(Action.TAKE), int(Action.KEEP), int(Action.MARKET)
-_UNSIGNED_NUM_ACTIONS = np.uintp(NUM_ACTIONS)  # (comparing unsigned arrays with a Python int is slow)
+# A 0-d array: numpy compares an array with a 0-d array of its own dtype faster than with a
+# numpy or Python scalar (which it must first inspect and convert).
+_UNSIGNED_NUM_ACTIONS = np.array(NUM_ACTIONS, np.uintp)
+# Constant operands of the step as 0-d arrays (see _UNSIGNED_NUM_ACTIONS): int8 for the
+# int8 state arrays, intp for action ids and flat offsets.
+_ZERO, _ONE = np.array(0, np.int8), np.array(1, np.int8)
+_SLOTS = np.array(SLOTS, np.int8)
+_LAST_CARD, _DECK_SIZE = np.array(DECK_SIZE - 1, np.int8), np.array(DECK_SIZE, np.int8)
+_ZERO_ID, _COMPANIES = np.array(0, np.intp), np.array(C, np.intp)
+_DRAW_ID, _TAKE_ID, _KEEP_ID, _MARKET_ID = (np.array(x, np.intp) for x in (_DRAW, _TAKE, _KEEP, _MARKET))
 _SMALL_BATCH = 32  # up to this many games, random_actions uses one cumulative sum instead of a row loop
 
 
@@ -225,6 +234,29 @@ def _gather_seat(per_seat: np.ndarray, seat: np.ndarray) -> np.ndarray:
     return per_seat.reshape(-1).take(seat.astype(np.intp) * (C * b) + _company_rows(b))
 
 
+class _Seats(NamedTuple):
+    """Flat offsets of the player to act in each game (intp, read-only), computed once per
+    state change together with the legal mask and shared by the mask and the step."""
+
+    cur: np.ndarray  # [B] the seat to act
+    cell: np.ndarray  # [B] offset of [cur, game] in a [P, B] array
+    own: np.ndarray  # [C, B] offset of [cur, c, game] in a [P, C, B] array
+
+
+def _read_only(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    for array in arrays:
+        array.flags.writeable = False
+    return arrays
+
+
+# A single game (the PettingZoo env) has only 7 possible seats to act: their offsets are
+# built once (at B = 1, ``x * B + game`` is just ``x``).
+_ONE_GAME_SEATS = tuple(
+    _Seats(*_read_only(np.array([p], np.intp), np.array([p], np.intp), p * C + np.arange(C, dtype=np.intp)[:, None]))
+    for p in range(P)
+)
+
+
 def shuffled_decks(rng: np.random.Generator, count: int) -> np.ndarray:
     """int8[count, 45] uniformly shuffled decks. Row i depends only on the generator's
     state and i, so the first games of a seed are the same at any batch size."""
@@ -284,10 +316,15 @@ class Simulator:
         self.auto_reset = bool(auto_reset)
         self._mask_cache: np.ndarray | None = None  # bool[19, B], valid until the state changes
         self._phase_cache: tuple[np.ndarray, np.ndarray] | None = None  # _phase_games(), valid with _mask_cache
+        self._seats_cache: _Seats | None = None  # _seat_cells(), valid with _mask_cache
+        self._phase_counts: tuple[int, int] = (0, 0)  # games in the take / put-down phase, valid with _mask_cache
+        self._turn_cap = np.array(rules.turn_cap, np.int16)  # (as s.turn; Rules caps it at 30000)
         self._state = State.empty(self.batch_size)
         self.rng = np.random.default_rng(seed)
         self._round_decks: np.ndarray | None = None  # int8[B, rounds, 45] explicit round-game decks
         self._arange = np.arange(self.batch_size)
+        self._batch = np.array(self.batch_size, np.intp)
+        self._one_action = np.zeros(1, np.intp)  # _step_one's action buffer
         self.reset(seed=seed, decks=decks, num_players=num_players)
 
     @classmethod
@@ -320,6 +357,7 @@ class Simulator:
         """Forget the cached legal mask: required after writing into ``sim.state`` in place."""
         self._mask_cache = None
         self._phase_cache = None
+        self._seats_cache = None
 
     # ------------------------------------------------------------------ reset
     def reset(self, seed=None, *, decks=None, num_players=None) -> None:
@@ -408,9 +446,20 @@ class Simulator:
             lacks_chip = s.chip != s.current[None, :]
         return _sum_companies(s.market_count * lacks_chip)
 
-    def _seat_offsets(self) -> np.ndarray:
-        """intp[B]: current * B + game, the flat offset of the current seat's [P, B] entry."""
-        return self.state.current.astype(np.intp) * self.batch_size + self._arange
+    def _flat(self, rows: np.ndarray) -> np.ndarray:
+        """rows * B + game (intp[B] or [k, B]): the flat offset of row ``rows[..., g]`` of game g
+        in an [..., B] array. At B = 1 that is ``rows`` itself, so no numpy call is spent."""
+        if self.batch_size == 1:
+            return rows
+        return rows * self._batch + self._arange  # (a 0-d intp: int8 rows are widened, not wrapped)
+
+    def _seat_cells(self) -> _Seats:
+        """The offsets of the player to act (see :class:`_Seats`)."""
+        s, b = self.state, self.batch_size
+        if b == 1:
+            return _ONE_GAME_SEATS[s.current.item()]
+        cur = s.current.astype(np.intp)
+        return _Seats(cur, cur * b + self._arange, cur * (C * b) + _company_rows(b))
 
     def _phase_games(self) -> tuple[np.ndarray, np.ndarray]:
         """bool[B] masks of running games in the take and in the put-down phase (cached
@@ -418,27 +467,36 @@ class Simulator:
         if self._mask_cache is not None:
             return self._phase_cache
         s = self.state
-        running = ~(s.terminated | s.truncated)
-        put = s.phase.view(bool) & running  # phase is 0 (take) or 1 (put-down)
-        return running & ~put, put
+        done = s.terminated | s.truncated
+        phase = s.phase.view(bool)  # phase is 0 (take) or 1 (put-down)
+        return ~(phase | done), phase > done  # (phase > done: put-down and running)
 
     def _legal_rows(self) -> np.ndarray:
         """bool[19, B] legal mask (cached until the state changes)."""
         if self._mask_cache is not None:
             return self._mask_cache
-        s = self.state
+        s, b = self.state, self.batch_size
         take, put = self._phase_cache = self._phase_games()
-        mask = np.zeros((NUM_ACTIONS, self.batch_size), bool)
+        seats = self._seats_cache = self._seat_cells()
         # (np.count_nonzero is a much cheaper "any" than ndarray.any() on small arrays.)
-        if np.count_nonzero(take):
-            lacks_chip = s.chip != s.current[None, :]
-            coins = s.coins.reshape(-1).take(self._seat_offsets())
-            mask[_DRAW] = take & (coins >= self._draw_cost(lacks_chip))
-            mask[_TAKE:_KEEP] = take & (s.market_count > 0) & lacks_chip
-        if np.count_nonzero(put):
-            in_hand = put & (_gather_seat(s.hand, s.current) > 0)
+        counts = self._phase_counts = (np.count_nonzero(take), np.count_nonzero(put))
+        mask = np.zeros((NUM_ACTIONS, b), bool)
+        # "& take" / "& put" are skipped where every game is in that phase (always at B = 1).
+        if counts[0]:
+            lacks_chip = s.chip != s.current  # [C, B]
+            can_draw = s.coins.take(seats.cell) >= self._draw_cost(lacks_chip)
+            can_take = (s.market_count > _ZERO) & lacks_chip
+            if counts[0] < b:
+                can_draw &= take
+                can_take &= take
+            mask[_DRAW] = can_draw
+            mask[_TAKE:_KEEP] = can_take
+        if counts[1]:
+            in_hand = s.hand.take(seats.own) > _ZERO
+            if counts[1] < b:
+                in_hand &= put
             mask[_KEEP:_MARKET] = in_hand
-            mask[_MARKET:] = in_hand & (_COMPANY_COLUMN != s.barred[None, :])
+            mask[_MARKET:] = in_hand & (_COMPANY_COLUMN != s.barred)
         self._mask_cache = mask
         return mask
 
@@ -492,7 +550,11 @@ class Simulator:
         if arr.dtype.kind not in "iu":  # signed or unsigned integers (bool is kind "b")
             raise ValueError(f"actions must be integers, got dtype {arr.dtype}")
         arr = arr.astype(np.intp, copy=False)
-        if np.count_nonzero(arr.view(np.uintp) >= _UNSIGNED_NUM_ACTIONS):  # negative ids wrap to huge unsigned values
+        if self.batch_size == 1:  # one game: a Python comparison instead of two numpy calls
+            out_of_range = not 0 <= arr.item() < NUM_ACTIONS
+        else:  # negative ids wrap to huge unsigned values
+            out_of_range = np.count_nonzero(arr.view(np.uintp) >= _UNSIGNED_NUM_ACTIONS)
+        if out_of_range:
             bad = np.flatnonzero((arr < 0) | (arr >= NUM_ACTIONS))
             raise ValueError(
                 f"actions out of range [0, {NUM_ACTIONS}) in games {bad[:10].tolist()}: {arr[bad[:10]].tolist()}"
@@ -511,14 +573,16 @@ class Simulator:
         """
         a = self._check_actions(actions)
         rows = self._legal_rows()
-        legal = rows.reshape(-1).take(a * self.batch_size + self._arange)
-        take, put = self._phase_games()
+        take, put = self._phase_cache  # valid with the mask, like the game counts
+        counts = self._phase_counts
+        legal = rows.take(self._flat(a))
         if active is not None:
             active = np.asarray(active)
             if active.dtype != bool or active.shape != (self.batch_size,):
                 raise ValueError(f"active must be a bool array of shape [{self.batch_size}], got "
                                  f"{active.dtype} {list(active.shape)}")
             take, put = take & active, put & active
+            counts = (np.count_nonzero(take), np.count_nonzero(put))
         running = take | put
         if np.count_nonzero(running > legal):  # some running game got an illegal action
             s = self.state
@@ -528,94 +592,135 @@ class Simulator:
                 for g in illegal[:10]
             )
             raise ValueError(f"illegal actions in {illegal.size} game(s): {details}")
+        return self._apply(a, rows, take, put, counts)
+
+    def _step_one(self, action: int) -> StepResult | None:
+        """:meth:`step` for a batch of one running game, with ``action`` a Python int in
+        0-18 (the PettingZoo env's path: the same rules, less overhead). An illegal action
+        raises ``ValueError`` and leaves the game unchanged. Returns None instead of a
+        StepResult when no round ended (then there is nothing to report: no rewards, and
+        the game is not over)."""
+        if self.batch_size != 1:
+            raise ValueError(f"_step_one needs a batch of one game, this simulator has {self.batch_size}")
+        rows = self._legal_rows()
+        if not rows[action, 0]:
+            raise ValueError(f"illegal action {action} ({action_to_string(action)})")
+        a = self._one_action
+        a[0] = action
+        take, put = self._phase_cache
+        return self._apply(a, rows, take, put, self._phase_counts, result=False)
+
+    def _apply(self, actions: np.ndarray, rows: np.ndarray, take: np.ndarray, put: np.ndarray,
+               counts: tuple[int, int], result: bool = True) -> StepResult | None:
+        """Apply legal ``actions`` (intp[B]) in the ``take`` and ``put`` games (``counts``
+        of each; ``rows`` the legal mask they were checked against). With ``result=False``,
+        None when no round ended."""
+        b = self.batch_size
+        seats = self._seats_cache  # valid with the mask
         self._mask_cache = None
-        if np.count_nonzero(take):
-            self._apply_take(take, a)
+        if counts[0]:
+            self._apply_take(take, actions, seats, rows, counts[0] == b)
         ended = _NO_GAMES
-        if np.count_nonzero(put):
-            ended = self._apply_put(put, a)
+        if counts[1]:
+            ended = self._apply_put(put, actions, seats, counts[1] == b)
+        if not result and not ended.size:
+            return None
         return self._finish(ended)
 
-    def _apply_take(self, take: np.ndarray, actions: np.ndarray) -> None:
-        """Take phase in the games where ``take`` is set (whole-batch masked arithmetic:
-        games outside the phase receive zero increments)."""
-        s, b = self.state, self.batch_size
-        seat = self._seat_offsets()
-        draw = take & (actions == _DRAW)
+    # The two phases below are whole-batch masked arithmetic: games outside the phase get
+    # zero increments or have their old values written back (``every``: all games are in
+    # the phase, so masking with it is skipped). Flat offsets address one entry per game
+    # (``arr.take`` / ``arr.put`` index the flattened array), and constant operands are
+    # 0-d arrays of the array's dtype (cheaper for numpy than Python ints): at B = 1 (the
+    # PettingZoo env) the number and the kind of numpy calls is the cost.
+    def _apply_take(self, take: np.ndarray, actions: np.ndarray, seats: _Seats, rows: np.ndarray,
+                    every: bool) -> None:
+        """Take phase in the games where ``take`` is set."""
+        s = self.state
+        seat = seats.cell
+        draw = actions == _DRAW_ID
+        if not every:
+            draw &= take
         grab = take ^ draw  # take & (actions != DRAW)
         any_draw, any_grab = np.count_nonzero(draw), np.count_nonzero(grab)
         if any_draw:
-            # Lay 1 coin on every market card of companies whose chip the drawer lacks.
-            pay = (s.chip != s.current[None, :]) & (s.market_count > 0) & draw[None, :]
+            # Lay 1 coin on every market card of companies whose chip the drawer lacks, i.e.
+            # of the companies it may take from: the legal take rows (drawers are takers).
+            pay = rows[_TAKE:_KEEP] & draw  # [C, B]
             s.market_paid += pay
             laid = s.market_count * pay
             s.market_coins += laid
-            s.coins.reshape(-1)[seat] -= _sum_companies(laid)
-        company = np.where(grab, actions - _TAKE, 0)
+            s.coins.put(seat, s.coins.take(seat) - _sum_companies(laid))
         if any_grab:
-            row = company * b + self._arange  # flat offset into [C, B] arrays
-            head = s.market_head.reshape(-1).take(row)
-            stamp = s.market_stamp.reshape(-1).take((company * SLOTS + head) * b + self._arange)
-            gained = (s.market_paid.reshape(-1).take(row) - stamp) * grab
-            s.coins.reshape(-1)[seat] += gained
-            s.market_coins.reshape(-1)[row] -= gained
-            s.market_count.reshape(-1)[row] -= grab
-            s.market_head.reshape(-1)[row] = np.where(grab, (head + 1) % SLOTS, head)
+            company = (actions - _TAKE_ID) * grab  # intp; 0 where not taking from the market
+            row = self._flat(company)  # flat offset into [C, B] arrays
+            head = s.market_head.take(row)
+            stamp = s.market_stamp.take(self._flat(company * _SLOTS + head))
+            gained = (s.market_paid.take(row) - stamp) * grab
+            s.coins.put(seat, s.coins.take(seat) + gained)
+            s.market_coins.put(row, s.market_coins.take(row) - gained)
+            s.market_count.put(row, s.market_count.take(row) - grab)
+            s.market_head.put(row, np.where(grab, (head + _ONE) % _SLOTS, head))
             s.barred[:] = np.where(grab, company, s.barred)
-        gained_card = company
+            cell = seats.own.take(row)  # flat offset of [cur, company, game]
+            s.known.put(cell, s.known.take(cell) + grab)
+        # The card each game gains (any valid company where none: it gains 0 of it).
         if any_draw:
-            card = s.deck.reshape(-1).take(np.minimum(s.pile_pos, DECK_SIZE - 1).astype(np.intp) * b + self._arange)
-            gained_card = np.where(draw, card, company)  # intp
-        s.hand.reshape(-1)[(s.current.astype(np.intp) * C + gained_card) * b + self._arange] += take
-        if any_grab:
-            s.known.reshape(-1)[(s.current.astype(np.intp) * C + company) * b + self._arange] += grab
-        s.pile_pos += draw
+            card = s.deck.take(self._flat(np.minimum(s.pile_pos, _LAST_CARD)))
+            gained_card = np.where(draw, card, company) if any_grab else card
+            s.pile_pos += draw
+        else:
+            gained_card = company
+        cell = seats.own.take(self._flat(gained_card))
+        s.hand.put(cell, s.hand.take(cell) + take)
         s.phase |= take
 
-    def _apply_put(self, put: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    def _apply_put(self, put: np.ndarray, actions: np.ndarray, seats: _Seats, every: bool) -> np.ndarray:
         """Put a card down and end the turn where ``put`` is set; returns the games whose
         round ended."""
-        s, b = self.state, self.batch_size
-        cur = s.current.astype(np.intp)
-        keep = put & (actions < _MARKET)
+        s = self.state
+        cur = seats.cur
+        keep = actions < _MARKET_ID
+        if not every:
+            keep &= put
         to_market = put ^ keep  # put & (actions >= MARKET)
         # Put-down ids 7-18 name company (id - 7) % 6 for both kinds. Games not putting get
         # some valid company too; every write below adds 0 or writes back the old value there.
-        company = (actions - _KEEP) % C
-        cell = (cur * C + company) * b + self._arange  # flat offset of [cur, company, game]
-        s.hand.reshape(-1)[cell] -= put
+        company = (actions - _KEEP_ID) % _COMPANIES
+        row = self._flat(company)  # flat offset of [company, game] in [C, B] arrays
+        cell = seats.own.take(row)  # flat offset of [cur, company, game]
+        s.hand.put(cell, s.hand.take(cell) - put)
         # Others know one fewer card of that company may still be in hand.
-        known = s.known.reshape(-1)
-        known[cell] = np.maximum(known.take(cell) - put, 0)
+        s.known.put(cell, np.maximum(s.known.take(cell) - put, _ZERO))
         if np.count_nonzero(keep):
-            portfolio = s.portfolio.reshape(-1)
-            mine = portfolio.take(cell) + keep
-            portfolio[cell] = mine
+            mine = s.portfolio.take(cell) + keep
+            s.portfolio.put(cell, mine)
             # The chip goes to the first owner, later only to a strictly larger portfolio.
-            row = company * b + self._arange
-            holder = s.chip.reshape(-1).take(row).astype(np.intp)
-            theirs = portfolio.take((np.maximum(holder, 0) * C + company) * b + self._arange)
-            takes_chip = keep & ((holder < 0) | (mine > theirs))
-            s.chip.reshape(-1)[row] = np.where(takes_chip, cur, holder)
+            holder = s.chip.take(row)  # int8, -1 none
+            theirs = s.portfolio.take(self._flat(np.maximum(holder, _ZERO) * _COMPANIES + company))
+            takes_chip = keep & ((holder < _ZERO) | (mine > theirs))
+            s.chip.put(row, np.where(takes_chip, cur, holder))
         if np.count_nonzero(to_market):
-            row = company * b + self._arange
-            slot = (s.market_head.reshape(-1).take(row) + s.market_count.reshape(-1).take(row)) % SLOTS
-            slot_cell = (company * SLOTS + slot) * b + self._arange
-            stamp = s.market_stamp.reshape(-1)
-            stamp[slot_cell] = np.where(to_market, s.market_paid.reshape(-1).take(row), stamp.take(slot_cell))
-            s.market_count.reshape(-1)[row] += to_market
+            slot = (s.market_head.take(row) + s.market_count.take(row)) % _SLOTS
+            slot_cell = self._flat(company * _SLOTS + slot)
+            s.market_stamp.put(slot_cell, np.where(to_market, s.market_paid.take(row), s.market_stamp.take(slot_cell)))
+            s.market_count.put(row, s.market_count.take(row) + to_market)
         # End of turn.
         s.turn += put
-        s.phase &= ~put
-        s.barred[put] = _NO_ONE
-        over = put & ((s.pile_pos >= DECK_SIZE) | (s.turn >= self.rules.turn_cap))
-        s.current[:] = np.where(put & ~over, (cur + 1) % s.num_players, cur)
+        s.phase ^= put  # 1 -> 0 where putting (put implies phase 1)
+        over = (s.pile_pos >= _DECK_SIZE) | (s.turn >= self._turn_cap)
+        if every:
+            s.barred.fill(_NO_ONE)
+        else:
+            s.barred[put] = _NO_ONE
+            over &= put
+        # The turn passes on (cur < num_players) where a card was put and the round goes on.
+        s.current[:] = (cur + (put > over)) % s.num_players
         if not np.count_nonzero(over):
             return _NO_GAMES
-        s.capped |= over & (s.pile_pos < DECK_SIZE)
+        s.capped |= over & (s.pile_pos < _DECK_SIZE)
         return np.flatnonzero(over)
 
-    # ------------------------------------------------------------------ scoring
     def _finish(self, ended: np.ndarray) -> StepResult:
         b = self.batch_size
         rewards = np.zeros((b, P), np.float32)

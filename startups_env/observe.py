@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .core import State
+from .core import SLOTS, State
 from .rules import (
     COMPANY_SIZES,
     DECK_SIZE,
@@ -107,25 +107,40 @@ def observe(state: State, seat: np.ndarray | None = None, out: np.ndarray | None
     out: optional float32[B, OBS_DIM] C-contiguous array to fill (and return) instead of
     allocating one.
 
-    Written for a small, fixed number of whole-batch numpy operations, because at B = 1
-    (the PettingZoo env) their per-call overhead is the whole cost: every piece is one flat
-    ``take`` with offsets cached per batch size (and, for one game, per seat and table
-    size), and all one-hots are set by a single scatter.
+    A single game (the PettingZoo env) is encoded from Python scalars (:func:`_observe_one`),
+    because there numpy's per-call overhead is the whole cost; batches use whole-batch numpy
+    operations (:func:`_observe_batch`). Both give bit-identical vectors (a test checks).
     """
     b = state.batch_size
     seat = state.current if seat is None else np.asarray(seat)
     if seat.shape != (b,):
         raise ValueError(f"seat must have shape [{b}], got {list(seat.shape)}")
+    if out is not None and (out.shape != (b, OBS_DIM) or out.dtype != np.float32 or not out.flags.c_contiguous):
+        raise ValueError(f"out must be a C-contiguous float32 array of shape [{b}, {OBS_DIM}], "
+                         f"got {out.dtype} {list(out.shape)}")
+    if b == 1:
+        return _observe_one(state, seat[0], out)
+    return _observe_batch(state, seat, out)
+
+
+_SEAT_RANGE_ERROR = "seat out of range of the table size in some games"
+
+
+def _observe_batch(state: State, seat: np.ndarray, out: np.ndarray | None) -> np.ndarray:
+    """The whole-batch encoding (any B; ``seat`` and ``out`` already shape-checked).
+
+    Written for a small, fixed number of whole-batch numpy operations: every piece is one
+    flat ``take`` with offsets cached per batch size, and all one-hots are set by a single
+    scatter.
+    """
+    b = state.batch_size
     n = state.num_players.astype(np.intp)
     if np.count_nonzero((seat < 0) | (seat >= n)):
-        raise ValueError("seat out of range of the table size in some games")
+        raise ValueError(_SEAT_RANGE_ERROR)
     seat = seat.astype(np.intp)
     if out is None:
         out = np.zeros((b, OBS_DIM), np.float32)
     else:
-        if out.shape != (b, OBS_DIM) or out.dtype != np.float32 or not out.flags.c_contiguous:
-            raise ValueError(f"out must be a C-contiguous float32 array of shape [{b}, {OBS_DIM}], "
-                             f"got {out.dtype} {list(out.shape)}")
         out.fill(0)  # the one-hot pieces below only set their ones
     t = out.T  # [OBS_DIM, B]: one row per feature, like the state's game-last arrays
     o = _seat_offsets(b, seat, n)
@@ -162,6 +177,92 @@ def observe(state: State, seat: np.ndarray | None = None, out: np.ndarray | None
     hot += o.vector_start
     out.reshape(-1)[hot] = ones
     return out
+
+
+def _observe_one(state: State, seat, out: np.ndarray | None) -> np.ndarray:
+    """The same vector as :func:`_observe_batch` for a batch of one game (``seat`` the
+    observer, a scalar), at a fraction of its cost: at B = 1 numpy's per-call overhead is
+    the whole cost of its ~40 calls, so here the vector is assembled as int8 bytes
+    (``tobytes`` of the int8 state fields, sliced and joined; counts are never negative, so
+    Python reads those bytes as the same numbers) and converted to float32 once. Every piece
+    follows the batch code above; ``test_one_game_path_matches_the_batch_path`` checks
+    bit-identity on random states of every table size.
+    """
+    s = state
+    n = s.num_players.item()
+    if not 0 <= seat < n:
+        raise ValueError(_SEAT_RANGE_ERROR)
+    k = int(seat)  # (as the batch path's astype(intp))
+    pad = P - n
+    relative = _RELATIVE_HOT[n][k]  # absolute seat (-1: none) -> one-hot of its relative seat
+    # int8 fields as bytes; entry a * C + c is [seat a, company c].
+    hand, port, known = s.hand.tobytes(), s.portfolio.tobytes(), s.known.tobytes()
+    count, head = s.market_count.tobytes(), s.market_head.tobytes()
+    lo, hi, zeros = k * C, n * C, _ZERO_BYTES[:pad * C]
+    own_hand, own_known = hand[lo:lo + C], known[lo:lo + C]
+    # Unseen, as State.unseen and the batch path: size minus what the observer can see (its
+    # hand, every portfolio, the others' known cards, the market). A company's portfolio
+    # and known cards are at most its 10 cards, so int8 holds their sum.
+    public = np.add.reduce(s.portfolio[:n] + s.known[:n], axis=0, dtype=np.int8).tobytes()
+    unseen = [size - (v - ok + oh + m) for size, v, ok, oh, m in zip(COMPANY_SIZES, public, own_known, own_hand, count)]
+    # Take coins, as State.market_take_coins: the coins on each company's head card.
+    paid, stamp = s.market_paid.ravel().tolist(), s.market_stamp.ravel().tolist()  # stamp entry c * SLOTS + slot
+    take = [paid[c] - stamp[c * SLOTS + head[c]] if count[c] else 0 for c in range(C)]
+    coins = s.coins.ravel().tolist()
+    coins = coins[k:n] + coins[:k] + _ZERO_LIST[:pad]
+    market = s.market_coins.ravel().tolist() + take + [DECK_SIZE - s.pile_pos.item()]
+    # The int16 and computed pieces are within 0..127 in any real game (70 coins in all, 45
+    # cards); anything else takes the batch path rather than wrapping around.
+    if min(coins) < 0 or max(coins) > 127 or min(market) < 0 or max(market) > 127 or min(unseen) < 0:
+        return _observe_batch(state, np.full(1, k), out)
+    turn = s.turn.item()
+    points = s.round_points.tobytes()
+    vector = b"".join((
+        _TABLE_HOT[n - MIN_PLAYERS],
+        _PHASE_HOT[s.phase.item()],
+        relative[s.current.item()],
+        own_hand,
+        port[lo:hi], port[:lo], zeros,
+        known[lo:hi], known[:lo], zeros,
+        bytes(coins),
+        b"".join([relative[holder] for holder in s.chip.ravel().tolist()]),
+        count,
+        bytes(market),
+        _COMPANY_HOT[s.barred.item()],
+        bytes(unseen),
+        bytes((turn,)) if 0 <= turn < 128 else b"\0",  # else set below
+        _ROUND_HOT[min(s.round.item(), ROUND_GAME_ROUNDS - 1)],
+        points[k:n], points[:k], _ZERO_BYTES[:pad],
+    ))
+    if out is None:
+        out = np.ndarray((1, OBS_DIM), np.int8, vector).astype(np.float32)
+    else:
+        out[0] = np.frombuffer(vector, np.int8)
+    if not 0 <= turn < 128:
+        out[0, _TURN_AT] = turn
+    return out
+
+
+def _one_hots(size: int) -> tuple[bytes, ...]:
+    """One-hot byte strings of ``size`` bytes, indexed by value; a 256-entry tuple, so that
+    -1 (index 255: none) gives all zeros."""
+    return tuple(bytes(int(i == j) for j in range(size)) for i in range(size)) + (bytes(size),) * (256 - size)
+
+
+# Byte pieces of the one-game path.
+_ZERO_BYTES = bytes(P * C)
+_ZERO_LIST = [0] * P
+_TABLE_HOT = _one_hots(MAX_PLAYERS - MIN_PLAYERS + 1)
+_PHASE_HOT = _one_hots(2)
+_SEAT_HOT = _one_hots(P)
+_COMPANY_HOT = _one_hots(C)
+_ROUND_HOT = _one_hots(ROUND_GAME_ROUNDS)
+# _RELATIVE_HOT[n][k][a]: one-hot of absolute seat a relative to observer k at an n-player
+# table (a = -1, i.e. 255: all zeros), as the batch path's (a - k) % n.
+_RELATIVE_HOT = {
+    n: tuple(tuple(_SEAT_HOT[(a - k) % n] if a < P else _SEAT_HOT[-1] for a in range(256)) for k in range(n))
+    for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)
+}
 
 
 class _SeatOffsets(NamedTuple):
@@ -214,6 +315,7 @@ _SIZES_COLUMN = np.array(COMPANY_SIZES, np.int16)[:, None]
 _PORTFOLIOS, _KNOWN, _COINS, _ROUND_POINTS, _HAND = (SLICES[k] for k in ("portfolios", "known_hands", "coins", "round_points", "hand"))
 _MARKET_CARDS, _MARKET_COINS, _TAKE_COINS = (SLICES[k] for k in ("market_cards", "market_coins", "take_coins"))
 _PILE, _TURN, _UNSEEN = (SLICES[k] for k in ("pile", "turn", "unseen"))
+_TURN_AT = _TURN.start
 # The 11 one-hot rows: num_players, phase, current_player, chips (6 companies), barred, round.
 _HOT_BASE = np.array(
     [SLICES["num_players"].start, SLICES["phase"].start, SLICES["current_player"].start]
