@@ -310,16 +310,18 @@ def pool_weights(pool: list[PoolEntry], args: Args) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- evaluation
-def evaluate(model: ActorCritic, opponents: list[str], players: int, games: int, seed: int, rules: Rules):
+def evaluate(model: ActorCritic, opponents: list[str], players: int, games: int, seed: int, rules: Rules,
+             rate: bool = False):
     """Arena (seat-rotated) of the greedy-argmax policy against ``players - 1`` copies of
-    each opponent. Returns {opponent: ArenaResult}; entry 0 is the policy."""
+    each opponent. Returns {opponent: ArenaResult}; entry 0 is the policy. OpenSkill
+    ratings (``rate``) are left out of the periodic evaluations, where only speed counts."""
     agent = PPOAgent(model, deterministic=True, name="ppo")
     rules = Rules(num_players=players, turn_cap=rules.turn_cap)
     results = {}
     was_training = model.training
     model.eval()
     for opp in opponents:
-        results[opp] = run_arena([agent] + [opp] * (players - 1), players, games, seed=seed, rules=rules, rate=False)
+        results[opp] = run_arena([agent] + [opp] * (players - 1), players, games, seed=seed, rules=rules, rate=rate)
     model.train(was_training)
     return results
 
@@ -666,7 +668,7 @@ def train(args: Args, given: dict[str, Any] | None = None) -> dict[str, Any]:
           f"wall clock, evaluations included; {run_decisions / max(cpu_seconds, 1e-9):,.0f} decisions per "
           f"CPU second of training")
     if args.final_eval_games > 0:
-        results = evaluate(model, opponents, args.eval_players, args.final_eval_games, args.seed + 2, rules)
+        results = evaluate(model, opponents, args.eval_players, args.final_eval_games, args.seed + 2, rules, rate=True)
         summary["eval"] = eval_summary(results)
         for opp, res in results.items():
             writer.add_scalar(f"eval/final_win_rate_vs_{opp}", summary["eval"][opp]["win_rate"], global_step)
