@@ -47,8 +47,9 @@ def tiny_run(tmp_path_factory):
 
 def test_tiny_run_writes_a_checkpoint_the_arena_plays(tiny_run):
     out, proc = tiny_run
-    for name in ("checkpoint.pt", "policy.pt", "eval.json"):
+    for name in ("checkpoint.pt", "policy.pt", "eval.json", "learning_curve.png"):
         assert (out / name).is_file(), name
+    assert (out / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert any(f.startswith("events.out.tfevents") for f in os.listdir(out))
     assert not [f for f in os.listdir(out) if ".tmp." in f], "no temporary files left behind"
     assert "final evaluation" in proc.stdout and "decisions/s" in proc.stdout

@@ -677,9 +677,49 @@ def train(args: Args, given: dict[str, Any] | None = None) -> dict[str, Any]:
         atomic_write_text(json.dumps({k: res.to_json() for k, res in results.items()}, indent=2),
                           os.path.join(args.out, "eval.json"))
     writer.close()
+    curve = plot_learning_curve(args.out)
+    if curve:
+        print(f"learning curve: {curve}")
     print(f"policy: {policy_path}  (python -m agents.arena --agents ppo:{policy_path},greedy,greedy,greedy "
           f"--players 4)")
     return summary
+
+
+def plot_learning_curve(out_dir: str) -> str | None:
+    """Write OUT/learning_curve.png from the run's TensorBoard scalars (every invocation,
+    resumed ones included): episodic return and win rate of the training games, and the
+    periodic evaluation win rates. Returns the path, or None when nothing was logged yet."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(out_dir, size_guidance={"scalars": 0})
+    events.Reload()
+    tags = events.Tags().get("scalars", [])
+    train_tags = [t for t in ("charts/episodic_return", "charts/win_rate") if t in tags]
+    eval_tags = sorted(t for t in tags if t.startswith("eval/win_rate_vs_"))
+    if not train_tags and not eval_tags:
+        return None
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
+    for ax, chosen, title in ((axes[0], train_tags, "training games"), (axes[1], eval_tags, "evaluation (arena)")):
+        for tag in chosen:
+            points = events.Scalars(tag)
+            ax.plot([p.step for p in points], [p.value for p in points], marker="." if len(points) < 30 else None,
+                    label=tag.split("/", 1)[1])
+        ax.set_title(title)
+        ax.set_xlabel("learner steps")
+        ax.grid(alpha=0.3)
+        if chosen:
+            ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = os.path.join(out_dir, "learning_curve.png")
+    tmp = path + ".tmp"
+    fig.savefig(tmp, format="png", dpi=90)
+    plt.close(fig)
+    os.replace(tmp, path)
+    return path
 
 
 def main(argv=None) -> int:
