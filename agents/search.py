@@ -23,6 +23,12 @@ In the round game a rollout stops at the end of the current round and is valued 
 that round's result (rolling out all four rounds would cost four times as much for
 little signal).
 
+Measured with the arena (seat-rotated duplicate deals, default budget): 38.3% wins
+against three greedy bots at 4 players (95% CI 35.5-41.0%, 1200 games; fair share 25%),
+47.7% at 3 players (fair 33%), 22.0% at 6 (fair 17%), at about 0.05 s per decision on
+the shared 2-core machine. The budget curve flattens: one-step improvement of greedy
+rollouts is worth about 2 points of winning chance per open decision at most.
+
 All rollouts of all games the bot is asked to move in (a whole arena batch) run in one
 Simulator batch, so the per-decision cost shrinks with the batch. All game logic comes
 from ``startups_env.core``: the bot only samples hidden cards and reads results.
