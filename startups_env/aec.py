@@ -157,7 +157,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from .core import Simulator, validate_decks
-from .observe import OBS_DIM, OBS_HIGH, OBS_LOW, observe
+from .observe import OBS_DIM, OBS_HIGH, OBS_LOW, _observe_one
 from .rules import NUM_ACTIONS, PHASE_NAMES, Rules, action_to_string
 
 __all__ = ["env", "raw_env"]
@@ -226,7 +226,6 @@ class raw_env(AECEnv):
         # The one game. Its seed is replaced by reset(seed=...); with no seed the games
         # follow fresh OS entropy.
         self.sim = Simulator(rules, batch_size=1)
-        self._seat = np.zeros(1, np.intp)  # reused buffer for the observed seat
         self._has_game = False
 
     # ------------------------------------------------------------------ PettingZoo API
@@ -277,9 +276,8 @@ class raw_env(AECEnv):
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``{"observation": float32[197], "action_mask": int8[19]}`` for any agent, fresh
         arrays each call (callers may keep them)."""
-        seat = self.agent_name_mapping[agent]
-        self._seat[0] = seat
-        obs = observe(self.sim.state, self._seat)
+        # observe.observe() for a batch of one game, called with the seat as a plain int.
+        obs = _observe_one(self.sim.state, self.agent_name_mapping[agent], None)
         if agent == self.agent_selection:
             # The simulator caches the mask until the state changes; all-False once over.
             mask = self.sim._legal_rows()[:, 0].astype(np.int8)  # (legal_mask()[0], one copy)

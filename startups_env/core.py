@@ -60,6 +60,7 @@ _UNSIGNED_NUM_ACTIONS = np.array(NUM_ACTIONS, np.uintp)
 # Constant operands of the step as 0-d arrays (see _UNSIGNED_NUM_ACTIONS): int8 for the
 # int8 state arrays, intp for action ids and flat offsets.
 _ZERO, _ONE = np.array(0, np.int8), np.array(1, np.int8)
+_ONE16 = np.array(1, np.int16)
 _SLOTS = np.array(SLOTS, np.int8)
 _LAST_CARD, _DECK_SIZE = np.array(DECK_SIZE - 1, np.int8), np.array(DECK_SIZE, np.int8)
 _ZERO_ID, _COMPANIES = np.array(0, np.intp), np.array(C, np.intp)
@@ -241,6 +242,7 @@ class _Seats(NamedTuple):
     cur: np.ndarray  # [B] the seat to act
     cell: np.ndarray  # [B] offset of [cur, game] in a [P, B] array
     own: np.ndarray  # [C, B] offset of [cur, c, game] in a [P, C, B] array
+    next: np.ndarray  # [B] the seat after cur at the game's table: (cur + 1) % num_players
 
 
 def _read_only(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -249,11 +251,15 @@ def _read_only(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
     return arrays
 
 
-# A single game (the PettingZoo env) has only 7 possible seats to act: their offsets are
-# built once (at B = 1, ``x * B + game`` is just ``x``).
+# A single game (the PettingZoo env) has only 27 (seat to act, table size) pairs: their
+# offsets are built once, indexed [num_players][seat] (at B = 1, ``x * B + game`` is ``x``).
 _ONE_GAME_SEATS = tuple(
-    _Seats(*_read_only(np.array([p], np.intp), np.array([p], np.intp), p * C + np.arange(C, dtype=np.intp)[:, None]))
-    for p in range(P)
+    tuple(
+        _Seats(*_read_only(np.array([p], np.intp), np.array([p], np.intp),
+                           p * C + np.arange(C, dtype=np.intp)[:, None], np.array([(p + 1) % max(n, 1)], np.intp)))
+        for p in range(P)
+    )
+    for n in range(P + 1)
 )
 
 
@@ -444,6 +450,8 @@ class Simulator:
         s = self.state
         if lacks_chip is None:
             lacks_chip = s.chip != s.current[None, :]
+        if self.batch_size <= _SMALL_BATCH:  # one call, and int16 like the coins it is compared with
+            return np.add.reduce(s.market_count, axis=0, dtype=np.int16, where=lacks_chip)
         return _sum_companies(s.market_count * lacks_chip)
 
     def _flat(self, rows: np.ndarray) -> np.ndarray:
@@ -453,13 +461,18 @@ class Simulator:
             return rows
         return rows * self._batch + self._arange  # (a 0-d intp: int8 rows are widened, not wrapped)
 
+    def _per_game(self, x: np.ndarray) -> np.ndarray:
+        """x[B], to be combined with [k, B] arrays: at B = 1 a 0-d view, which numpy
+        broadcasts without its (slower) general iterator."""
+        return x.reshape(()) if self.batch_size == 1 else x
+
     def _seat_cells(self) -> _Seats:
         """The offsets of the player to act (see :class:`_Seats`)."""
         s, b = self.state, self.batch_size
         if b == 1:
-            return _ONE_GAME_SEATS[s.current.item()]
+            return _ONE_GAME_SEATS[s.num_players.item()][s.current.item()]
         cur = s.current.astype(np.intp)
-        return _Seats(cur, cur * b + self._arange, cur * (C * b) + _company_rows(b))
+        return _Seats(cur, cur * b + self._arange, cur * (C * b) + _company_rows(b), (cur + 1) % s.num_players)
 
     def _phase_games(self) -> tuple[np.ndarray, np.ndarray]:
         """bool[B] masks of running games in the take and in the put-down phase (cached
@@ -483,7 +496,7 @@ class Simulator:
         mask = np.zeros((NUM_ACTIONS, b), bool)
         # "& take" / "& put" are skipped where every game is in that phase (always at B = 1).
         if counts[0]:
-            lacks_chip = s.chip != s.current  # [C, B]
+            lacks_chip = s.chip != self._per_game(s.current)  # [C, B]
             can_draw = s.coins.take(seats.cell) >= self._draw_cost(lacks_chip)
             can_take = (s.market_count > _ZERO) & lacks_chip
             if counts[0] < b:
@@ -496,7 +509,7 @@ class Simulator:
             if counts[1] < b:
                 in_hand &= put
             mask[_KEEP:_MARKET] = in_hand
-            mask[_MARKET:] = in_hand & (_COMPANY_COLUMN != s.barred)
+            mask[_MARKET:] = in_hand & (_COMPANY_COLUMN != self._per_game(s.barred))
         self._mask_cache = mask
         return mask
 
@@ -628,9 +641,10 @@ class Simulator:
         return self._finish(ended)
 
     # The two phases below are whole-batch masked arithmetic: games outside the phase get
-    # zero increments or have their old values written back (``every``: all games are in
-    # the phase, so masking with it is skipped). Flat offsets address one entry per game
-    # (``arr.take`` / ``arr.put`` index the flattened array), and constant operands are
+    # zero increments or have their old values written back. Where every game is in the
+    # phase (always at B = 1) the masking is skipped: an all-True mask adds the same as
+    # the constant 1, which numpy adds without casting. Flat offsets address one entry per
+    # game (``arr.take`` / ``arr.put`` index the flattened array), and constant operands are
     # 0-d arrays of the array's dtype (cheaper for numpy than Python ints): at B = 1 (the
     # PettingZoo env) the number and the kind of numpy calls is the cost.
     def _apply_take(self, take: np.ndarray, actions: np.ndarray, seats: _Seats, rows: np.ndarray,
@@ -643,37 +657,52 @@ class Simulator:
             draw &= take
         grab = take ^ draw  # take & (actions != DRAW)
         any_draw, any_grab = np.count_nonzero(draw), np.count_nonzero(grab)
+        b = self.batch_size
+        every_draw, every_grab = any_draw == b, any_grab == b
         if any_draw:
             # Lay 1 coin on every market card of companies whose chip the drawer lacks, i.e.
             # of the companies it may take from: the legal take rows (drawers are takers).
-            pay = rows[_TAKE:_KEEP] & draw  # [C, B]
+            pay = rows[_TAKE:_KEEP]  # [C, B]
+            if not every_draw:
+                pay = pay & self._per_game(draw)
             s.market_paid += pay
             laid = s.market_count * pay
             s.market_coins += laid
             s.coins.put(seat, s.coins.take(seat) - _sum_companies(laid))
         if any_grab:
-            company = (actions - _TAKE_ID) * grab  # intp; 0 where not taking from the market
+            company = actions - _TAKE_ID  # intp; made 0 where not taking from the market
+            if not every_grab:
+                company *= grab
             row = self._flat(company)  # flat offset into [C, B] arrays
             head = s.market_head.take(row)
             stamp = s.market_stamp.take(self._flat(company * _SLOTS + head))
-            gained = (s.market_paid.take(row) - stamp) * grab
+            gained = s.market_paid.take(row) - stamp
+            next_head = (head + _ONE) % _SLOTS
+            if not every_grab:
+                gained *= grab
+                next_head = np.where(grab, next_head, head)
             s.coins.put(seat, s.coins.take(seat) + gained)
             s.market_coins.put(row, s.market_coins.take(row) - gained)
-            s.market_count.put(row, s.market_count.take(row) - grab)
-            s.market_head.put(row, np.where(grab, (head + _ONE) % _SLOTS, head))
-            s.barred[:] = np.where(grab, company, s.barred)
+            one = _ONE if every_grab else grab
+            s.market_count.put(row, s.market_count.take(row) - one)
+            s.market_head.put(row, next_head)
+            s.barred[:] = company if every_grab else np.where(grab, company, s.barred)
             cell = seats.own.take(row)  # flat offset of [cur, company, game]
-            s.known.put(cell, s.known.take(cell) + grab)
+            s.known.put(cell, s.known.take(cell) + one)
         # The card each game gains (any valid company where none: it gains 0 of it).
         if any_draw:
             card = s.deck.take(self._flat(np.minimum(s.pile_pos, _LAST_CARD)))
             gained_card = np.where(draw, card, company) if any_grab else card
-            s.pile_pos += draw
+            s.pile_pos += _ONE if every_draw else draw
         else:
             gained_card = company
         cell = seats.own.take(self._flat(gained_card))
-        s.hand.put(cell, s.hand.take(cell) + take)
-        s.phase |= take
+        if every:
+            s.hand.put(cell, s.hand.take(cell) + _ONE)
+            s.phase.fill(PUT_PHASE)
+        else:
+            s.hand.put(cell, s.hand.take(cell) + take)
+            s.phase |= take
 
     def _apply_put(self, put: np.ndarray, actions: np.ndarray, seats: _Seats, every: bool) -> np.ndarray:
         """Put a card down and end the turn where ``put`` is set; returns the games whose
@@ -689,33 +718,46 @@ class Simulator:
         company = (actions - _KEEP_ID) % _COMPANIES
         row = self._flat(company)  # flat offset of [company, game] in [C, B] arrays
         cell = seats.own.take(row)  # flat offset of [cur, company, game]
-        s.hand.put(cell, s.hand.take(cell) - put)
+        one = _ONE if every else put
+        s.hand.put(cell, s.hand.take(cell) - one)
         # Others know one fewer card of that company may still be in hand.
-        s.known.put(cell, np.maximum(s.known.take(cell) - put, _ZERO))
-        if np.count_nonzero(keep):
-            mine = s.portfolio.take(cell) + keep
+        s.known.put(cell, np.maximum(s.known.take(cell) - one, _ZERO))
+        b = self.batch_size
+        any_keep = np.count_nonzero(keep)
+        if any_keep:
+            mine = s.portfolio.take(cell) + (_ONE if any_keep == b else keep)
             s.portfolio.put(cell, mine)
             # The chip goes to the first owner, later only to a strictly larger portfolio.
             holder = s.chip.take(row)  # int8, -1 none
             theirs = s.portfolio.take(self._flat(np.maximum(holder, _ZERO) * _COMPANIES + company))
-            takes_chip = keep & ((holder < _ZERO) | (mine > theirs))
+            takes_chip = (holder < _ZERO) | (mine > theirs)
+            if any_keep < b:
+                takes_chip &= keep
             s.chip.put(row, np.where(takes_chip, cur, holder))
-        if np.count_nonzero(to_market):
+        any_market = np.count_nonzero(to_market)
+        if any_market:
+            every_market = any_market == b
             slot = (s.market_head.take(row) + s.market_count.take(row)) % _SLOTS
             slot_cell = self._flat(company * _SLOTS + slot)
-            s.market_stamp.put(slot_cell, np.where(to_market, s.market_paid.take(row), s.market_stamp.take(slot_cell)))
-            s.market_count.put(row, s.market_count.take(row) + to_market)
+            paid = s.market_paid.take(row)  # the new card's stamp
+            if not every_market:
+                paid = np.where(to_market, paid, s.market_stamp.take(slot_cell))
+            s.market_stamp.put(slot_cell, paid)
+            s.market_count.put(row, s.market_count.take(row) + (_ONE if every_market else to_market))
         # End of turn.
-        s.turn += put
-        s.phase ^= put  # 1 -> 0 where putting (put implies phase 1)
-        over = (s.pile_pos >= _DECK_SIZE) | (s.turn >= self._turn_cap)
         if every:
+            s.turn += _ONE16
+            s.phase.fill(TAKE_PHASE)
             s.barred.fill(_NO_ONE)
         else:
+            s.turn += put
+            s.phase ^= put  # 1 -> 0 where putting (put implies phase 1)
             s.barred[put] = _NO_ONE
+        over = (s.pile_pos >= _DECK_SIZE) | (s.turn >= self._turn_cap)  # the round ends
+        if not every:
             over &= put
-        # The turn passes on (cur < num_players) where a card was put and the round goes on.
-        s.current[:] = (cur + (put > over)) % s.num_players
+        # The turn passes on where a card was put and the round goes on.
+        s.current[:] = np.where(over, cur, seats.next) if every else np.where(put > over, seats.next, cur)
         if not np.count_nonzero(over):
             return _NO_GAMES
         s.capped |= over & (s.pile_pos < _DECK_SIZE)

@@ -212,9 +212,11 @@ def _observe_one(state: State, seat, out: np.ndarray | None) -> np.ndarray:
     coins = coins[k:n] + coins[:k] + _ZERO_LIST[:pad]
     market = s.market_coins.ravel().tolist() + take + [DECK_SIZE - s.pile_pos.item()]
     # The int16 and computed pieces are within 0..127 in any real game (70 coins in all, 45
-    # cards); anything else takes the batch path rather than wrapping around.
-    if min(coins) < 0 or max(coins) > 127 or min(market) < 0 or max(market) > 127 or min(unseen) < 0:
+    # cards; unseen <= 10); anything else takes the batch path rather than wrapping around.
+    small = coins + market + unseen
+    if min(small) < 0 or max(small) > 127:
         return _observe_batch(state, np.full(1, k), out)
+    small = bytes(small)  # coins [0:7], market coins, take coins and pile [7:20], unseen [20:26]
     turn = s.turn.item()
     points = s.round_points.tobytes()
     vector = b"".join((
@@ -224,12 +226,12 @@ def _observe_one(state: State, seat, out: np.ndarray | None) -> np.ndarray:
         own_hand,
         port[lo:hi], port[:lo], zeros,
         known[lo:hi], known[:lo], zeros,
-        bytes(coins),
+        small[:P],
         b"".join([relative[holder] for holder in s.chip.ravel().tolist()]),
         count,
-        bytes(market),
+        small[P:P + 2 * C + 1],
         _COMPANY_HOT[s.barred.item()],
-        bytes(unseen),
+        small[P + 2 * C + 1:],
         bytes((turn,)) if 0 <= turn < 128 else b"\0",  # else set below
         _ROUND_HOT[min(s.round.item(), ROUND_GAME_ROUNDS - 1)],
         points[k:n], points[:k], _ZERO_BYTES[:pad],
