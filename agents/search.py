@@ -41,7 +41,8 @@ import dataclasses
 import numpy as np
 
 from startups_env.core import Simulator, State
-from startups_env.rules import DECK_SIZE, HAND_SIZE, MAX_PLAYERS, NUM_ACTIONS, NUM_COMPANIES, NUM_REMOVED, Rules
+from startups_env.rules import (DECK_SIZE, HAND_SIZE, MAX_PLAYERS, NUM_ACTIONS, NUM_COMPANIES, NUM_REMOVED, Action,
+                                Rules)
 
 from .base import Agent, check_act_inputs
 from .features import features, state_features
@@ -49,6 +50,14 @@ from .greedy import GreedyParams, greedy_actions, greedy_scores
 from .random_agent import uniform_legal
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
+
+# Plans: what a candidate of the search plays before the rollout. Plans 0-18 are single
+# actions; plan 19 + 12 c + k is the whole turn "take company c from the market, then
+# put-down 7 + k" (see ``SearchAgent.turn_puts``).
+PUTS = NUM_ACTIONS - Action.KEEP  # 12 put-down actions
+NUM_PLANS = NUM_ACTIONS + C * PUTS
+PLAN_FIRST = np.concatenate([np.arange(NUM_ACTIONS), np.repeat(Action.TAKE + np.arange(C), PUTS)])
+PLAN_SECOND = np.concatenate([np.full(NUM_ACTIONS, -1), np.tile(Action.KEEP + np.arange(PUTS), C)])
 
 
 def determinize(public: State, seat: np.ndarray, count, rng: np.random.Generator) -> State:
@@ -147,11 +156,13 @@ class SearchAgent(Agent):
     def __init__(self, seed: int | None = None, determinizations: int = 96, halving_rounds: int = 2,
                  max_candidates: int = 0, horizon: int = 12, value: str = "soft", soft_scale: float = 4.0,
                  max_world_factor: float = 4.0, rollouts: int = 1, rollout_epsilon: float = 0.0,
-                 rules: Rules | None = None, max_rollouts: int = 1 << 16, greedy: GreedyParams | None = None):
+                 rules: Rules | None = None, max_rollouts: int = 1 << 16, greedy: GreedyParams | None = None,
+                 turn_puts: int = 0, halving_width: int = 8):
         super().__init__(seed)
         for label, number, low in (("determinizations", determinizations, 1), ("rollouts", rollouts, 1),
                                    ("max_rollouts", max_rollouts, 1), ("halving_rounds", halving_rounds, 0),
-                                   ("max_candidates", max_candidates, 0), ("horizon", horizon, 0)):
+                                   ("max_candidates", max_candidates, 0), ("horizon", horizon, 0),
+                                   ("turn_puts", turn_puts, 0), ("halving_width", halving_width, 1)):
             if isinstance(number, bool) or not isinstance(number, (int, np.integer)) or number < low:
                 raise ValueError(f"{label} must be an int >= {low}, got {number!r}")
         if not 0.0 <= rollout_epsilon <= 1.0:
@@ -174,6 +185,8 @@ class SearchAgent(Agent):
         self.rules = rules if rules is not None else Rules()
         self.max_rollouts = int(max_rollouts)
         self.greedy = greedy if greedy is not None else GreedyParams()
+        self.turn_puts = int(turn_puts)
+        self.halving_width = int(halving_width)
 
     def act(self, obs, mask, public=None):
         obs, mask = check_act_inputs(obs, mask)
@@ -182,8 +195,9 @@ class SearchAgent(Agent):
         choice = mask.argmax(axis=1).astype(np.int64)  # the only legal action where there is one
         open_games = np.flatnonzero(mask.sum(axis=1) > 1)
         if open_games.size:
-            candidates = self._candidates(obs[open_games], mask[open_games])
-            choice[open_games] = self._search(public.take(open_games), candidates)
+            public = public.take(open_games)
+            plans = self._plans(public, self._candidates(obs[open_games], mask[open_games]))
+            choice[open_games] = PLAN_FIRST[self._search(public, plans)]
         return choice
 
     def _candidates(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -192,10 +206,32 @@ class SearchAgent(Agent):
         if not self.max_candidates or (mask.sum(axis=1) <= self.max_candidates).all():
             return mask
         scores = np.where(mask.T, greedy_scores(features(obs), self.greedy), -np.inf).T  # [B, 19]
-        # Legal actions with -inf greedy scores (never expected) still rank above illegal ones.
-        scores = np.where(mask, np.maximum(scores, -1e30), -np.inf)
-        rank = np.argsort(np.argsort(-scores, axis=1, kind="stable"), axis=1, kind="stable")
-        return mask & (rank < self.max_candidates)
+        return mask & _top(scores, mask, self.max_candidates)
+
+    def _plans(self, public: State, candidates: np.ndarray) -> np.ndarray:
+        """bool[n, NUM_PLANS]: the plans to search. With ``turn_puts``, each candidate
+        market take of a game in its take phase is replaced by whole turns: the take
+        followed by each of the ``turn_puts`` best put-downs (by the greedy bot's scores)
+        that are legal after it; draws and put-down decisions stay single actions."""
+        n = public.batch_size
+        plans = np.zeros((n, NUM_PLANS), bool)
+        plans[:, :NUM_ACTIONS] = candidates
+        if not self.turn_puts:
+            return plans
+        game, company = np.nonzero(candidates[:, Action.TAKE:Action.KEEP])
+        if game.size == 0:
+            return plans
+        # Play each take on a copy of the public state (a market take draws nothing, so
+        # the hidden cards do not matter); the simulator says which put-downs are legal.
+        sim = Simulator.from_state(public.take(game), self.rules)
+        sim.step(Action.TAKE + company)
+        mask = sim.legal_mask()[:, Action.KEEP:]  # [k, 12]
+        scores = greedy_scores(state_features(sim.state), self.greedy)[Action.KEEP:].T  # [k, 12]
+        best = _top(np.where(mask, scores, -np.inf), mask, self.turn_puts)
+        plans[game, Action.TAKE + company] = False
+        rows, put = np.nonzero(best)
+        plans[game[rows], NUM_ACTIONS + company[rows] * PUTS + put] = True
+        return plans
 
     def _worlds(self, public: State) -> np.ndarray:
         """int[n] worlds per candidate in the first round: more late in the game, where
@@ -210,35 +246,43 @@ class SearchAgent(Agent):
         return np.round(self.determinizations * factor).astype(np.int64)
 
     def _search(self, public: State, candidates: np.ndarray) -> np.ndarray:
-        """Best action in each of n games by sequential halving over the candidates."""
+        """Best plan in each of n games by sequential halving over the candidate plans
+        (bool[n, NUM_PLANS]). A game with more than ``halving_width`` candidates starts with
+        proportionally fewer worlds per candidate and halves more often, so that every
+        round costs about the same."""
         seat = public.current.astype(np.intp)
         alive = candidates.copy()
+        count = alive.sum(axis=1)
         # Summed values; all surviving candidates of a game have met the same worlds.
         sums = np.zeros(alive.shape)
         worlds = self._worlds(public)
-        for round_ in range(self.halving_rounds + 1):
+        wide = count > self.halving_width
+        worlds[wide] = np.maximum(1, np.round(worlds[wide] * self.halving_width / count[wide])).astype(np.int64)
+        last = np.maximum(self.halving_rounds, np.ceil(np.log2(np.maximum(count, 1))).astype(np.int64) - 1)
+        round_ = 0
+        while True:
             count = alive.sum(axis=1)
-            open_games = np.flatnonzero(count > 1)
+            open_games = np.flatnonzero((count > 1) & (round_ <= last))
             if open_games.size == 0:
                 break
             sums[open_games] += self._evaluate(public.take(open_games), seat[open_games], alive[open_games],
                                                worlds[open_games])
-            if round_ == self.halving_rounds:
-                break
             # Keep the better half (rounded up) of each game's candidates.
-            score = np.where(alive, sums, -np.inf)
+            halve = open_games[round_ < last[open_games]]
+            score = np.where(alive[halve], sums[halve], -np.inf)
             rank = np.argsort(np.argsort(-score, axis=1, kind="stable"), axis=1, kind="stable")
-            alive &= rank < -(-count // 2)[:, None]
+            alive[halve] &= rank < -(-count[halve] // 2)[:, None]
             worlds = worlds * 2
+            round_ += 1
         return np.where(alive, sums, -np.inf).argmax(axis=1).astype(np.int64)
 
     def _evaluate(self, public: State, seat: np.ndarray, candidates: np.ndarray, worlds: np.ndarray) -> np.ndarray:
-        """float[n, 19]: summed rollout values of each candidate action over worlds[i]
+        """float[n, NUM_PLANS]: summed rollout values of each candidate plan over worlds[i]
         sampled worlds of game i (the same worlds for every candidate of a game), in
         batches of at most ``max_rollouts`` rollouts."""
         n = public.batch_size
         per_game = worlds * self.rollouts * candidates.sum(axis=1)
-        sums = np.zeros((n, NUM_ACTIONS))
+        sums = np.zeros((n, NUM_PLANS))
         start = 0
         while start < n:
             stop = start + 1 + int(np.searchsorted(np.cumsum(per_game[start + 1:]),
@@ -253,7 +297,7 @@ class SearchAgent(Agent):
         n = public.batch_size
         sampled = determinize(public, seat, worlds, self.rng)  # game i's worlds are consecutive rows
         game_of_world = np.repeat(np.arange(n), worlds)
-        cand_game, cand_action = np.nonzero(candidates)  # every (game, action) candidate, game-major
+        cand_game, cand_plan = np.nonzero(candidates)  # every (game, plan) candidate, game-major
         counts = candidates.sum(axis=1)
         first = np.concatenate([[0], np.cumsum(counts)[:-1]])
         # For each world, one row per candidate of its game, repeated `rollouts` times.
@@ -261,13 +305,13 @@ class SearchAgent(Agent):
         world_row = np.repeat(np.arange(game_of_world.size), reps)
         offset = np.arange(world_row.size) - np.repeat(np.cumsum(reps) - reps, reps)
         candidate = first[game_of_world[world_row]] + offset // self.rollouts  # index into cand_*
-        values = self._rollout(sampled.take(world_row), cand_action[candidate], seat[game_of_world[world_row]])
-        flat = cand_game[candidate] * NUM_ACTIONS + cand_action[candidate]
-        sums = np.bincount(flat, weights=values, minlength=n * NUM_ACTIONS).reshape(n, NUM_ACTIONS)
+        values = self._rollout(sampled.take(world_row), cand_plan[candidate], seat[game_of_world[world_row]])
+        flat = cand_game[candidate] * NUM_PLANS + cand_plan[candidate]
+        sums = np.bincount(flat, weights=values, minlength=n * NUM_PLANS).reshape(n, NUM_PLANS)
         return sums / self.rollouts
 
-    def _rollout(self, state: State, first_actions: np.ndarray, mover: np.ndarray) -> np.ndarray:
-        """Play first_actions, then roll out (to the end, or for ``horizon`` turns); value of
+    def _rollout(self, state: State, plans: np.ndarray, mover: np.ndarray) -> np.ndarray:
+        """Play the plans (int[m] plan ids), then roll out (to the end, or for ``horizon`` turns); value of
         each game for ``mover``. ``state`` is the rollouts' own copy."""
         rules = self.rules
         if self.horizon:
@@ -278,7 +322,10 @@ class SearchAgent(Agent):
             rules = dataclasses.replace(rules, turn_cap=self.horizon)
         sim = Simulator.from_state(state, rules, seed=self.rng)
         start_round = state.round.copy()
-        sim.step(first_actions)
+        sim.step(PLAN_FIRST[plans])
+        second = PLAN_SECOND[plans]
+        if (second >= 0).any():
+            sim.step(np.maximum(second, 0), active=second >= 0)
         live = np.arange(state.batch_size)  # rows of the original batch still in `sim`
         finished_rows, finished_states = [], []
         while True:
@@ -323,3 +370,11 @@ class SearchAgent(Agent):
         rivals = np.where((seats != mover[None, :]) & (seats < n[None, :]), scores, -np.inf)
         margin = scores[mover, g] - rivals.max(axis=0)
         return 1.0 / (1.0 + np.exp(-(margin + 0.5) / self.soft_scale))
+
+
+def _top(scores: np.ndarray, mask: np.ndarray, k: int) -> np.ndarray:
+    """bool[B, A]: the k legal entries of each row with the highest scores (ties to the
+    lower index). Legal entries with -inf scores still rank above illegal ones."""
+    scores = np.where(mask, np.maximum(scores, -1e30), -np.inf)
+    rank = np.argsort(np.argsort(-scores, axis=1, kind="stable"), axis=1, kind="stable")
+    return mask & (rank < k)
