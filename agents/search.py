@@ -7,27 +7,37 @@ For each decision with more than one legal action the bot
    filled up to its size from the pool of cards the player cannot see
    (``State.unseen``), uniformly; the rest of the pool is shuffled into the pile and the
    removed cards;
-2. plays each candidate action in every world (common random numbers: all candidates of
-   a decision face the same worlds), then rolls the game out to the end with the
+2. plays each candidate in every world (common random numbers: all candidates of a
+   decision face the same worlds), then rolls the game out to the end with the
    ``greedy`` bot playing every seat, each from its own observation of the sampled world
-   (optionally with a chance ``rollout_epsilon`` of a random legal move);
+   (optionally with a chance ``rollout_epsilon`` of a random legal move). A candidate is
+   a legal action, or at a take decision a *whole turn*: a market take followed by one
+   of its ``turn_puts`` best put-downs (the card gained is known, so the turn can be
+   planned; a draw stays a single action, its put-down left to the rollout);
 3. scores a rollout by the mover's result: by default a logistic of the final score
    margin over the best rival (``value="soft"``; it orders actions by winning chances
    with less noise than the 0/1 win, ``value="win"``, which is also available);
-4. allocates the budget by *sequential halving*: every legal action gets
-   ``determinizations`` worlds (more late in the game, where rollouts are short), then
-   the better half gets twice as many fresh worlds, and so on for ``halving_rounds``
-   rounds; the best survivor is played.
+4. allocates the budget by *sequential halving*: every candidate gets
+   ``determinizations`` worlds (more late in the game, where rollouts are short; fewer
+   where there are more than ``halving_width`` candidates), then the better half gets
+   twice as many fresh worlds, and so on for ``halving_rounds`` rounds (more where
+   there are many candidates); the first action of the best survivor is played.
 
 In the round game a rollout stops at the end of the current round and is valued by
 that round's result (rolling out all four rounds would cost four times as much for
 little signal).
 
-Measured with the arena (seat-rotated duplicate deals, default budget): 38.3% wins
-against three greedy bots at 4 players (95% CI 35.5-41.0%, 1200 games; fair share 25%),
-47.7% at 3 players (fair 33%), 22.0% at 6 (fair 17%), at about 0.05 s per decision on
-the shared 2-core machine. The budget curve flattens: one-step improvement of greedy
-rollouts is worth about 2 points of winning chance per open decision at most.
+Measured with the arena (seat-rotated duplicate deals, default budget: 144 worlds,
+whole turns with 3 put-downs per take; one core of the shared 2-core machine): 39.3% wins
+against three greedy bots at 4 players (95% CI 36.6-42.1%, 1200 games, seed 1:
+``python -m agents.arena --players 4 --agents search,greedy,greedy,greedy --games 1200
+--seed 1``) and 37.2% (34.3-40.2%, 1000 games, seed 2), fair share 25%, at 0.07 s per
+decision. On the same deals the previous default (96 worlds, single actions, 0.034-0.040
+s per decision) won 38.3% (seed 1; 38.2%, CI 36.1-40.4%, over 2000 games) and 35.0%
+(seed 2): whole-turn planning gains 1-2 points, within the noise of each run. The
+previous default won 47.7% at 3 players (fair 33%) and 22.0% at 6 (fair 17%). The budget
+curve flattens: one-step improvement of greedy rollouts is worth about 2 points of
+winning chance per open decision at most.
 
 All rollouts of all games the bot is asked to move in (a whole arena batch) run in one
 Simulator batch, so the per-decision cost shrinks with the batch. All game logic comes
@@ -147,17 +157,29 @@ class SearchAgent(Agent):
             state. Default ``Rules()``.
         max_rollouts: rollout games per Simulator batch (memory bound).
         greedy: parameters of the rollout policy.
+        turn_puts: whole-turn planning. At a take decision each candidate market take is
+            searched as whole turns instead: the take followed by each of the
+            ``turn_puts`` best legal put-downs after it (by the greedy bot's scores), so a
+            take is valued with a searched put-down rather than the rollout's greedy one
+            (the put-down after a market take is known in advance: no card is drawn; the
+            same-company rule bars some). The best plan's take is played; the put-down
+            decision that follows is searched afresh. Draws stay single actions (the
+            drawn card is not known). 0: search single actions only.
+        halving_width: a decision with more candidates than this starts sequential
+            halving with proportionally fewer worlds per candidate and halves more often
+            (down to one survivor), so that every round costs about as much as a round
+            over ``halving_width`` candidates.
     """
 
     name = "search"
     needs_public_state = True
     VALUES = ("soft", "win", "rank")
 
-    def __init__(self, seed: int | None = None, determinizations: int = 96, halving_rounds: int = 2,
+    def __init__(self, seed: int | None = None, determinizations: int = 144, halving_rounds: int = 2,
                  max_candidates: int = 0, horizon: int = 12, value: str = "soft", soft_scale: float = 4.0,
                  max_world_factor: float = 4.0, rollouts: int = 1, rollout_epsilon: float = 0.0,
                  rules: Rules | None = None, max_rollouts: int = 1 << 16, greedy: GreedyParams | None = None,
-                 turn_puts: int = 0, halving_width: int = 8):
+                 turn_puts: int = 3, halving_width: int = 8):
         super().__init__(seed)
         for label, number, low in (("determinizations", determinizations, 1), ("rollouts", rollouts, 1),
                                    ("max_rollouts", max_rollouts, 1), ("halving_rounds", halving_rounds, 0),

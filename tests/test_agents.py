@@ -196,7 +196,8 @@ def test_search_needs_public_state_and_validates_budget():
     with pytest.raises(ValueError, match="public"):
         agent.act(observe(sim.state), sim.legal_mask())
     for bad in ({"determinizations": 0}, {"rollouts": -1}, {"rollout_epsilon": 2.0}, {"max_candidates": -1},
-                {"value": "best"}, {"soft_scale": 0.0}, {"max_world_factor": 0.5}, {"halving_rounds": -1}):
+                {"value": "best"}, {"soft_scale": 0.0}, {"max_world_factor": 0.5}, {"halving_rounds": -1}, {"turn_puts": -1},
+                {"halving_width": 0}):
         with pytest.raises(ValueError):
             SearchAgent(**bad)
 
@@ -207,6 +208,70 @@ def test_search_plays_a_forced_move_without_search():
     state = sim.state
     actions = agent.act(observe(state), sim.legal_mask(), public_state(state, state.current))
     assert (actions == Action.DRAW).all()
+
+
+def _mid_game(players: int, games: int, seed: int) -> Simulator:
+    """Games played a few turns by greedy bots (some random moves), stopped at take decisions."""
+    sim = Simulator(Rules(num_players=players), games, seed=seed)
+    greedy = make_agent("greedy")
+    rng = np.random.default_rng(seed)
+    for _ in range(24 + 2 * int(rng.integers(0, 4))):
+        actions = act_for_seats(sim, [greedy] * players)
+        explore = rng.random(games) < 0.3
+        actions[explore] = sim.random_actions(rng=rng)[explore]
+        sim.step(actions)
+    while (sim.state.phase[~sim.done] == 1).any():  # finish the turns in progress
+        actions = act_for_seats(sim, [greedy] * players)
+        sim.step(actions, active=sim.state.phase == 1)
+    return sim
+
+
+@pytest.mark.parametrize("turn_puts", [1, 3, 12])
+def test_search_plans_whole_turns_after_market_takes(turn_puts):
+    """With turn_puts, every market take is searched as (take, put-down) plans that are legal
+    whole turns, at most turn_puts of them per take and the greedy bot's best among them;
+    draws stay single actions."""
+    from agents.search import NUM_PLANS, PLAN_FIRST, PLAN_SECOND
+
+    sim = _mid_game(4, 40, seed=3)
+    live = np.flatnonzero(~sim.done)
+    state = sim.state.take(live)
+    seat = state.current.astype(np.intp)
+    public = public_state(state, seat)
+    mask = Simulator.from_state(state.copy(), Rules(num_players=4)).legal_mask()
+    agent = SearchAgent(seed=0, determinizations=2, turn_puts=turn_puts)
+    plans = agent._plans(public, mask)
+    assert plans.shape == (state.batch_size, NUM_PLANS)
+    assert np.array_equal(plans[:, Action.DRAW], mask[:, Action.DRAW])
+    assert not plans[:, Action.TAKE:NUM_ACTIONS].any()  # market takes became whole turns
+    takes = mask[:, Action.TAKE:Action.KEEP].sum()
+    assert takes > 0
+    assert plans[:, NUM_ACTIONS:].sum() > takes or turn_puts == 1
+    for g, plan in zip(*np.nonzero(plans[:, NUM_ACTIONS:])):
+        plan = NUM_ACTIONS + plan
+        first, second = PLAN_FIRST[plan], PLAN_SECOND[plan]
+        assert Action.TAKE <= first < Action.KEEP and mask[g, first]
+        real = Simulator.from_state(state.take([g]), Rules(num_players=4))
+        real.step([first])
+        legal = real.legal_mask()[0]
+        assert legal[second]  # the put-down is legal after the take (same-company rule included)
+        scores = np.where(legal, greedy_scores(state_features(real.state))[:, 0], -np.inf)
+        planned = plans[g, NUM_ACTIONS + (first - Action.TAKE) * 12 + np.arange(12)]
+        assert planned.sum() == min(turn_puts, legal.sum())
+        best = int(np.argmax(scores))
+        assert planned[best - Action.KEEP]
+    # The search plays legal first moves from these plans.
+    actions = agent.act(observe(state), mask, public)
+    assert mask[np.arange(state.batch_size), actions].all()
+
+
+def test_search_with_whole_turns_plays_legally_to_the_end():
+    seats = [make_agent("search", seed=0, determinizations=2, turn_puts=2, halving_width=3), make_agent("greedy"),
+             make_agent("random", seed=1)]
+    sim = Simulator(Rules(num_players=3), 8, seed=5)
+    while not sim.done.all():
+        sim.step(act_for_seats(sim, seats))
+    assert not sim.state.truncated.any()
 
 
 # ----------------------------------------------------------------------------- heuristics
