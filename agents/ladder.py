@@ -1,6 +1,10 @@
 """The baseline ladder: every pairing of the bots at a few table sizes, in one table.
 
     python -m agents.ladder --players 3,4,6 --games 2000 --search-games 400 --seed 1 [--json ladder.json]
+    python -m agents.ladder --hero ppo --opponents greedy,random --players 3,4,6 --games 2000 --seed 1
+
+With ``--hero``, the ladder is that agent against each of ``--opponents`` instead of the
+baseline pairings (how the shipped PPO policy is rated).
 
 Each pairing is one :func:`agents.arena.run_arena` tournament (seat-rotated duplicate
 deals): a *hero* against N-1 copies of an opponent, plus self-play tables of each
@@ -79,11 +83,20 @@ def main(argv=None) -> int:
     p.add_argument("--search-games", type=int, default=400, help="games per pairing with the search bot (0: skip)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--json", help="write the rows as JSON here")
+    p.add_argument("--hero", help="rate this agent (any make_agent name, e.g. ppo or ppo:PATH) against each of "
+                                  "--opponents instead of the baseline pairings")
+    p.add_argument("--opponents", default="greedy,random", help="comma-separated opponents of --hero")
     p.add_argument("--progress", action="store_true")
     args = p.parse_args(argv)
+    pairings = PAIRINGS
+    if args.hero:
+        pairings = tuple((args.hero, x.strip()) for x in args.opponents.split(",") if x.strip())
+        if not pairings:
+            p.error("--opponents must name at least one agent")
     try:
         players = [int(x) for x in args.players.split(",") if x.strip()]
-        rows = run_ladder(players, args.games, args.search_games, args.seed, progress=args.progress)
+        rows = run_ladder(players, args.games, args.search_games, args.seed, progress=args.progress,
+                          pairings=pairings)
     except ValueError as exc:
         p.error(str(exc))
     if args.json:

@@ -175,3 +175,30 @@ def test_parse_agent_spec():
         parse_agent_spec("search[determinizations=8")
     with pytest.raises(ValueError):
         parse_agent_spec("")
+
+
+def test_ladder_rates_a_hero_against_each_opponent(tmp_path, capsys):
+    from agents.ladder import main as ladder_main
+
+    out = tmp_path / "ladder.json"
+    assert ladder_main(["--hero", "greedy", "--opponents", "random,banker", "--players", "3,4",
+                        "--games", "12", "--seed", "3", "--json", str(out)]) == 0
+    rows = json.loads(out.read_text())
+    assert [(r["players"], r["hero"], r["opponent"]) for r in rows] == [
+        (3, "greedy", "random"), (3, "greedy", "banker"), (4, "greedy", "random"), (4, "greedy", "banker")]
+    for row in rows:
+        assert row["games"] % row["players"] == 0 and row["games"] >= 12  # whole seat-rotated deals
+        assert 0.0 <= row["win_ci"][0] <= row["win_rate"] <= row["win_ci"][1] <= 1.0
+    assert "3p   greedy vs 2 x random" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--hero", "greedy", "--opponents", ","], "--opponents must name at least one agent"),
+    (["--hero", "nosuchbot", "--players", "3", "--games", "3"], "nosuchbot"),
+])
+def test_ladder_errors(argv, message, capsys):
+    from agents.ladder import main as ladder_main
+
+    with pytest.raises(SystemExit):
+        ladder_main(argv)
+    assert message in capsys.readouterr().err
