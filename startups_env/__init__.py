@@ -15,6 +15,11 @@ from .rules import (
 
 __version__ = "0.1.0"
 
+__all__ = [
+    "COMPANY_NAMES", "COMPANY_SIZES", "MAX_PLAYERS", "NUM_ACTIONS", "NUM_COMPANIES", "Action", "Rules",
+    "Simulator", "State", "StepResult", "action_to_string", "env", "raw_env", "shuffled_decks", "string_to_action",
+]
+
 
 def __getattr__(name: str):
     # The PettingZoo env is imported on first use (`from startups_env import env`), so the
