@@ -291,8 +291,7 @@ class SearchAgent(Agent):
                                                worlds[open_games])
             # Keep the better half (rounded up) of each game's candidates.
             halve = open_games[round_ < last[open_games]]
-            score = np.where(alive[halve], sums[halve], -np.inf)
-            rank = np.argsort(np.argsort(-score, axis=1, kind="stable"), axis=1, kind="stable")
+            rank = _descending_rank(np.where(alive[halve], sums[halve], -np.inf))
             alive[halve] &= rank < -(-count[halve] // 2)[:, None]
             worlds = worlds * 2
             round_ += 1
@@ -397,6 +396,9 @@ class SearchAgent(Agent):
 def _top(scores: np.ndarray, mask: np.ndarray, k: int) -> np.ndarray:
     """bool[B, A]: the k legal entries of each row with the highest scores (ties to the
     lower index). Legal entries with -inf scores still rank above illegal ones."""
-    scores = np.where(mask, np.maximum(scores, -1e30), -np.inf)
-    rank = np.argsort(np.argsort(-scores, axis=1, kind="stable"), axis=1, kind="stable")
-    return mask & (rank < k)
+    return mask & (_descending_rank(np.where(mask, np.maximum(scores, -1e30), -np.inf)) < k)
+
+
+def _descending_rank(scores: np.ndarray) -> np.ndarray:
+    """int[B, A]: each entry's place in its row, 0 for the highest score (ties to the lower index)."""
+    return np.argsort(np.argsort(-scores, axis=1, kind="stable"), axis=1, kind="stable")

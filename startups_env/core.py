@@ -64,7 +64,7 @@ _ONE16 = np.array(1, np.int16)
 _SLOTS = np.array(SLOTS, np.int8)
 _SEAT_ROWS = (np.arange(P, dtype=np.intp) * C)[None, :, None]  # seat * C: row of [seat, company 0] in [P * C]
 _LAST_CARD, _DECK_SIZE = np.array(DECK_SIZE - 1, np.int8), np.array(DECK_SIZE, np.int8)
-_ZERO_ID, _COMPANIES = np.array(0, np.intp), np.array(C, np.intp)
+_COMPANIES = np.array(C, np.intp)
 _DRAW_ID, _TAKE_ID, _KEEP_ID, _MARKET_ID = (np.array(x, np.intp) for x in (_DRAW, _TAKE, _KEEP, _MARKET))
 _SMALL_BATCH = 32  # up to this many games, random_actions uses one cumulative sum instead of a row loop
 
@@ -228,12 +228,6 @@ def _sum_companies(x: np.ndarray) -> np.ndarray:
     if x.shape[1] <= _SMALL_BATCH:
         return np.add.reduce(x, axis=0, dtype=x.dtype)
     return x[0] + x[1] + x[2] + x[3] + x[4] + x[5]
-
-
-def _gather_seat(per_seat: np.ndarray, seat: np.ndarray) -> np.ndarray:
-    """per_seat[P, C, B] -> [C, B]: the row of ``seat[b]`` in each game."""
-    b = seat.shape[0]
-    return per_seat.reshape(-1).take(seat.astype(np.intp) * (C * b) + _company_rows(b))
 
 
 class _Seats(NamedTuple):
