@@ -327,6 +327,7 @@ class Simulator:
         self._arange = np.arange(self.batch_size)
         self._batch = np.array(self.batch_size, np.intp)
         self._one_action = np.zeros(1, np.intp)  # _step_one's action buffer
+        self._rows: np.ndarray | None = None  # _row_offsets(), built on first use
         self.reset(seed=seed, decks=decks, num_players=num_players)
 
     @classmethod
@@ -356,7 +357,13 @@ class Simulator:
         self.state_changed()
 
     def state_changed(self) -> None:
-        """Forget the cached legal mask: required after writing into ``sim.state`` in place."""
+        """Forget the cached legal mask: required after writing into ``sim.state`` in place
+        (or assigning its fields)."""
+        state = self._state
+        for f in fields(state):  # the step writes through flat views, which need contiguous arrays
+            array = getattr(state, f.name)
+            if not array.flags.c_contiguous:
+                setattr(state, f.name, np.ascontiguousarray(array))
         self._mask_cache = None
         self._phase_cache = None
         self._seats_cache = None
@@ -408,29 +415,40 @@ class Simulator:
         """Deal a fresh round in the given games from decks int8[n, 45]."""
         s = self.state
         n_players = s.num_players[games].astype(np.intp)
-        s.deck[:, games] = decks.T
+        # Flat offsets of rows 0..44 of the dealt games: the first P * C address a [P, C, B]
+        # array, the first P a [P, B] one, the first C a [C, B] one. (Writing columns through
+        # flat offsets is about twice as fast as ``array[:, games] = ...``.)
+        cells = self._row_offsets() + games
+        s.deck.reshape(-1)[cells] = decks.T
         # Count the cards dealt to the 7 seats: one bincount over the flat [seat, company,
         # game] offset of every dealt card (several times faster than a one-hot sum).
         n = games.size
         dealt = decks[:, NUM_REMOVED:NUM_REMOVED + HAND_SIZE * P].reshape(n, P, HAND_SIZE)
         offsets = (_SEAT_ROWS + dealt) * n + np.arange(n)[:, None, None]  # [n, P, HAND_SIZE]
         hands = np.bincount(offsets.ravel(), minlength=P * C * n).reshape(P, C, n).astype(np.int8)
-        hands *= (np.arange(P)[:, None] < n_players[None, :])[:, None, :]  # seats past N get no hand
-        s.hand[:, :, games] = hands
-        s.portfolio[:, :, games] = 0
-        s.known[:, :, games] = 0
-        s.coins[:, games] = np.where(np.arange(P)[:, None] < n_players[None, :], STARTING_COINS, 0)
-        s.chip[:, games] = _NO_ONE
-        s.market_count[:, games] = 0
-        s.market_head[:, games] = 0
-        s.market_paid[:, games] = 0
-        s.market_coins[:, games] = 0
+        seated = np.arange(P)[:, None] < n_players[None, :]  # [P, n] seats past N get no hand and no coins
+        hands *= seated[:, None, :]
+        seat_company = cells[:P * C]
+        s.hand.reshape(-1)[seat_company] = hands.reshape(P * C, n)
+        s.portfolio.reshape(-1)[seat_company] = 0
+        s.known.reshape(-1)[seat_company] = 0
+        s.coins.reshape(-1)[cells[:P]] = seated * STARTING_COINS
+        company = cells[:C]
+        s.chip.reshape(-1)[company] = _NO_ONE
+        for market in (s.market_count, s.market_head, s.market_paid, s.market_coins):
+            market.reshape(-1)[company] = 0
         s.pile_pos[games] = NUM_REMOVED + HAND_SIZE * n_players
         s.current[games] = starters
         s.phase[games] = TAKE_PHASE
         s.barred[games] = _NO_ONE
         s.turn[games] = 0
         self._mask_cache = None
+
+    def _row_offsets(self) -> np.ndarray:
+        """intp[45, 1]: row * B, the flat offset of row r of an [R, B] array (R <= 45)."""
+        if self._rows is None:
+            self._rows = (np.arange(DECK_SIZE, dtype=np.intp) * self.batch_size)[:, None]
+        return self._rows
 
     # ------------------------------------------------------------------ queries
     @property
@@ -471,8 +489,10 @@ class Simulator:
         if b == 1:
             return _ONE_GAME_SEATS[s.num_players.item()][s.current.item()]
         cur = s.current.astype(np.intp)
+        following = cur + 1
+        following *= following < s.num_players  # (cur + 1) % num_players, without a slow integer modulo
         # (The [C, B] ``own`` offsets are only needed by the put-down mask: built there.)
-        return _Seats(cur, cur * b + self._arange, cur * (C * b), None, (cur + 1) % s.num_players)
+        return _Seats(cur, cur * b + self._arange, cur * (C * b), None, following)
 
     def _phase_games(self) -> tuple[np.ndarray, np.ndarray]:
         """bool[B] masks of running games in the take and in the put-down phase (cached
@@ -497,7 +517,7 @@ class Simulator:
         # "& take" / "& put" are skipped where every game is in that phase (always at B = 1).
         if counts[0]:
             lacks_chip = s.chip != self._per_game(s.current)  # [C, B]
-            can_draw = s.coins.take(seats.cell) >= self._draw_cost(lacks_chip)
+            can_draw = s.coins.reshape(-1)[seats.cell] >= self._draw_cost(lacks_chip)
             can_take = (s.market_count > _ZERO) & lacks_chip
             if counts[0] < b:
                 can_draw &= take
@@ -506,7 +526,7 @@ class Simulator:
             mask[_TAKE:_KEEP] = can_take
         if counts[1]:
             own = seats.own if seats.own is not None else seats.base + _company_rows(b)
-            in_hand = s.hand.take(own) > _ZERO
+            in_hand = s.hand.reshape(-1)[own] > _ZERO
             if counts[1] < b:
                 in_hand &= put
             mask[_KEEP:_MARKET] = in_hand
@@ -645,14 +665,18 @@ class Simulator:
     # zero increments or have their old values written back. Where every game is in the
     # phase (always at B = 1) the masking is skipped: an all-True mask adds the same as
     # the constant 1, which numpy adds without casting. Flat offsets address one entry per
-    # game (``arr.take`` / ``arr.put`` index the flattened array), and constant operands are
-    # 0-d arrays of the array's dtype (cheaper for numpy than Python ints): at B = 1 (the
-    # PettingZoo env) the number and the kind of numpy calls is the cost.
+    # game through a flat view (``arr.reshape(-1)[cells]``: State arrays are C-contiguous,
+    # see the ``state`` setter; indexing a flat view is 2-3x faster than ``arr.take`` /
+    # ``arr.put``, which check every index); selects between two small-int arrays are
+    # arithmetic (``old + (new - old) * mask``: several times faster than ``np.where``);
+    # constant operands are 0-d arrays of the array's dtype (cheaper for numpy than Python
+    # ints). At B = 1 (the PettingZoo env) the number and the kind of numpy calls is the cost.
     def _apply_take(self, take: np.ndarray, actions: np.ndarray, seats: _Seats, rows: np.ndarray,
                     every: bool) -> None:
         """Take phase in the games where ``take`` is set."""
         s = self.state
         seat = seats.cell
+        coins = s.coins.reshape(-1)  # flat views: see the note above _apply_take
         draw = actions == _DRAW_ID
         if not every:
             draw &= take
@@ -669,40 +693,43 @@ class Simulator:
             s.market_paid += pay
             laid = s.market_count * pay
             s.market_coins += laid
-            s.coins.put(seat, s.coins.take(seat) - _sum_companies(laid))
+            coins[seat] -= _sum_companies(laid)
         if any_grab:
             company = actions - _TAKE_ID  # intp; made 0 where not taking from the market
             if not every_grab:
                 company *= grab
             row = self._flat(company)  # flat offset into [C, B] arrays
-            head = s.market_head.take(row)
-            stamp = s.market_stamp.take(self._flat(company * _SLOTS + head))
-            gained = s.market_paid.take(row) - stamp
-            next_head = (head + _ONE) % _SLOTS
+            market_head = s.market_head.reshape(-1)
+            head = market_head[row]
+            stamp = s.market_stamp.reshape(-1)[self._flat(company * _SLOTS + head)]
+            gained = s.market_paid.reshape(-1)[row] - stamp
+            one = _ONE if every_grab else grab
             if not every_grab:
                 gained *= grab
-                next_head = np.where(grab, next_head, head)
-            s.coins.put(seat, s.coins.take(seat) + gained)
-            s.market_coins.put(row, s.market_coins.take(row) - gained)
-            one = _ONE if every_grab else grab
-            s.market_count.put(row, s.market_count.take(row) - one)
-            s.market_head.put(row, next_head)
-            s.barred[:] = company if every_grab else np.where(grab, company, s.barred)
-            cell = seats.base + row  # flat offset of [cur, company, game]
-            s.known.put(cell, s.known.take(cell) + one)
+            head += one
+            head *= head != _SLOTS  # the ring wraps
+            coins[seat] += gained
+            s.market_coins.reshape(-1)[row] -= gained
+            s.market_count.reshape(-1)[row] -= one
+            market_head[row] = head
+            if every_grab:
+                s.barred[:] = company
+            else:  # (arithmetic select: numpy's where is several times slower on small ints)
+                s.barred += (company - s.barred) * grab
+            s.known.reshape(-1)[seats.base + row] += one  # [cur, company, game]
         # The card each game gains (any valid company where none: it gains 0 of it).
         if any_draw:
-            card = s.deck.take(self._flat(np.minimum(s.pile_pos, _LAST_CARD)))
-            gained_card = np.where(draw, card, company) if any_grab else card
+            card = s.deck.reshape(-1)[self._flat(np.minimum(s.pile_pos, _LAST_CARD))]
+            gained_card = (company + (card - company) * draw) if any_grab else card
             s.pile_pos += _ONE if every_draw else draw
         else:
             gained_card = company
         cell = seats.base + self._flat(gained_card)
         if every:
-            s.hand.put(cell, s.hand.take(cell) + _ONE)
+            s.hand.reshape(-1)[cell] += _ONE
             s.phase.fill(PUT_PHASE)
         else:
-            s.hand.put(cell, s.hand.take(cell) + take)
+            s.hand.reshape(-1)[cell] += take
             s.phase |= take
 
     def _apply_put(self, put: np.ndarray, actions: np.ndarray, seats: _Seats, every: bool) -> np.ndarray:
@@ -720,31 +747,37 @@ class Simulator:
         row = self._flat(company)  # flat offset of [company, game] in [C, B] arrays
         cell = seats.base + row  # flat offset of [cur, company, game]
         one = _ONE if every else put
-        s.hand.put(cell, s.hand.take(cell) - one)
+        s.hand.reshape(-1)[cell] -= one
         # Others know one fewer card of that company may still be in hand.
-        s.known.put(cell, np.maximum(s.known.take(cell) - one, _ZERO))
+        known = s.known.reshape(-1)
+        known[cell] = np.maximum(known[cell] - one, _ZERO)
         b = self.batch_size
         any_keep = np.count_nonzero(keep)
         if any_keep:
-            mine = s.portfolio.take(cell) + (_ONE if any_keep == b else keep)
-            s.portfolio.put(cell, mine)
+            portfolio, chip = s.portfolio.reshape(-1), s.chip.reshape(-1)
+            mine = portfolio[cell] + (_ONE if any_keep == b else keep)
+            portfolio[cell] = mine
             # The chip goes to the first owner, later only to a strictly larger portfolio.
-            holder = s.chip.take(row)  # int8, -1 none
-            theirs = s.portfolio.take(self._flat(np.maximum(holder, _ZERO) * _COMPANIES + company))
+            holder = chip[row]  # int8, -1 none
+            theirs = portfolio[self._flat(np.maximum(holder, _ZERO) * _COMPANIES + company)]
             takes_chip = (holder < _ZERO) | (mine > theirs)
             if any_keep < b:
                 takes_chip &= keep
-            s.chip.put(row, np.where(takes_chip, cur, holder))
+            chip[row] = holder + (cur - holder) * takes_chip  # (arithmetic select: see _apply_take)
         any_market = np.count_nonzero(to_market)
         if any_market:
             every_market = any_market == b
-            slot = (s.market_head.take(row) + s.market_count.take(row)) % _SLOTS
+            market_count, market_stamp = s.market_count.reshape(-1), s.market_stamp.reshape(-1)
+            count = market_count[row]
+            slot = s.market_head.reshape(-1)[row] + count
+            slot -= _SLOTS * (slot >= _SLOTS)  # the ring wraps (head and count are each < SLOTS)
             slot_cell = self._flat(company * _SLOTS + slot)
-            paid = s.market_paid.take(row)  # the new card's stamp
+            paid = s.market_paid.reshape(-1)[row]  # the new card's stamp
             if not every_market:  # (free slots keep their old values: states stay canonical)
-                paid = np.where(to_market, paid, s.market_stamp.take(slot_cell))
-            s.market_stamp.put(slot_cell, paid)
-            s.market_count.put(row, s.market_count.take(row) + (_ONE if every_market else to_market))
+                old = market_stamp[slot_cell]
+                paid = old + (paid - old) * to_market
+            market_stamp[slot_cell] = paid
+            market_count[row] = count + (_ONE if every_market else to_market)
         # End of turn.
         if every:
             s.turn += _ONE16
@@ -790,10 +823,11 @@ class Simulator:
         """Final payout of a round in the given games; fills scores, threes and ranks."""
         s = self.state
         n_players = s.num_players[games].astype(np.int16)
-        # (ndarray.take along an axis gathers games several times faster than fancy indexing.)
-        holdings = s.hand.take(games, axis=2) + s.portfolio.take(games, axis=2)  # int8 [P, C, n]: <= 10 a company
+        seat_company = self._row_offsets()[:P * C] + games  # flat offsets of [seat, company, game]
+        seat_rows = seat_company[:P]  # flat offsets of [seat, game]
+        holdings = (s.hand.reshape(-1)[seat_company] + s.portfolio.reshape(-1)[seat_company]).reshape(P, C, -1)  # <= 10
         paid, received = company_payouts(holdings)
-        balance = s.coins.take(games, axis=1) - paid.sum(axis=1, dtype=np.int16)
+        balance = s.coins.reshape(-1)[seat_rows] - paid.sum(axis=1, dtype=np.int16)
         threes = received.sum(axis=1, dtype=np.int16)
         scores = (balance + 3 * threes).astype(np.int16)
         # Tie-breaks: more 3-point coins, then the later player counting back from the
@@ -802,13 +836,13 @@ class Simulator:
         recency = (s.current[games][None, :].astype(np.int16) - seat) % n_players[None, :]
         key = scores.astype(np.int64) * 10_000 + threes * 10 - recency
         valid = seat < n_players[None, :]
-        key = np.where(valid, key, -(2**62))  # padded seats last (negating int64.min would overflow to itself)
-        order = np.argsort(-key, axis=0, kind="stable")  # seats best first
-        ranks = np.empty_like(order)
-        np.put_along_axis(ranks, order, np.arange(P)[:, None].repeat(games.size, axis=1), axis=0)
-        s.scores[:, games] = np.where(valid, scores, 0)
-        s.threes[:, games] = np.where(valid, threes, 0)
-        s.ranks[:, games] = np.where(valid, ranks, -1)
+        key = np.where(valid, key, -(2**62))  # padded seats last
+        # A seat's rank: how many seats have a larger key (the keys of a table's seats
+        # differ: recency does). Padded seats' ranks are overwritten below.
+        ranks = np.add.reduce(key[None, :, :] > key[:, None, :], axis=1, dtype=np.int8)
+        s.scores.reshape(-1)[seat_rows] = scores * valid
+        s.threes.reshape(-1)[seat_rows] = threes * valid
+        s.ranks.reshape(-1)[seat_rows] = np.where(valid, ranks, -1)
 
     def _advance_rounds(self, games: np.ndarray) -> np.ndarray:
         """Round game: award round chips, deal the next round where rounds remain.

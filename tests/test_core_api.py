@@ -332,6 +332,23 @@ def test_a_taken_game_plays_on_like_the_original():
         assert_states_equal(sim.state.take([3, 3]), clone.state, "clone diverged")
 
 
+def test_a_state_of_views_plays_like_a_contiguous_copy():
+    """The step writes through flat views of the State arrays: a State built from views
+    of part of a larger batch (its first half: no flat view of these exists) must still be
+    played, not its writes silently lost in copies."""
+    sim = _running_sim(8)
+    strided = State(**{name: array[..., :4] for name, array in vars(sim.state).items()})
+    assert not strided.hand.flags.c_contiguous
+    plain = Simulator.from_state(sim.state.take(np.arange(4)), sim.rules)
+    views = Simulator.from_state(strided, sim.rules)
+    rng = np.random.default_rng(3)
+    for _ in range(60):
+        actions = plain.random_actions(rng=rng)
+        plain.step(actions)
+        views.step(actions)
+        assert_states_equal(plain.state, views.state, "strided state diverged")
+
+
 def test_memory_per_game_is_small():
     for b in (1, 64):
         state = Simulator(Rules(), b, seed=0).state
