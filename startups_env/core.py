@@ -145,7 +145,8 @@ class State:
     def take(self, games) -> "State":
         """A new State of the selected games (indices may repeat, e.g. to clone a game)."""
         games = np.asarray(games, dtype=np.intp)
-        return State(**{f.name: np.ascontiguousarray(getattr(self, f.name)[..., games]) for f in fields(self)})
+        # (take along the last axis: about 3x faster than fancy indexing, and contiguous)
+        return State(**{f.name: getattr(self, f.name).take(games, axis=-1) for f in fields(self)})
 
     def put(self, games, other: "State") -> None:
         """Overwrite the selected games with the games of ``other`` (same order)."""
@@ -307,6 +308,12 @@ class Simulator:
 
     def __init__(self, rules: Rules | None = None, batch_size: int = 1, *, seed=None, auto_reset: bool = False,
                  decks=None, num_players=None):
+        self._configure(rules, batch_size, auto_reset, seed)
+        self._state = State.empty(self.batch_size)
+        self.reset(seed=seed, decks=decks, num_players=num_players)
+
+    def _configure(self, rules: Rules | None, batch_size: int, auto_reset: bool, seed) -> None:
+        """Everything but the games: check the arguments, set up the caches and the generator."""
         if rules is None:
             rules = Rules()
         if not isinstance(rules, Rules):
@@ -321,14 +328,12 @@ class Simulator:
         self._seats_cache: _Seats | None = None  # _seat_cells(), valid with _mask_cache
         self._phase_counts: tuple[int, int] = (0, 0)  # games in the take / put-down phase, valid with _mask_cache
         self._turn_cap = np.array(rules.turn_cap, np.int16)  # (as s.turn; Rules caps it at 30000)
-        self._state = State.empty(self.batch_size)
         self.rng = np.random.default_rng(seed)
         self._round_decks: np.ndarray | None = None  # int8[B, rounds, 45] explicit round-game decks
         self._arange = np.arange(self.batch_size)
         self._batch = np.array(self.batch_size, np.intp)
         self._one_action = np.zeros(1, np.intp)  # _step_one's action buffer
         self._rows: np.ndarray | None = None  # _row_offsets(), built on first use
-        self.reset(seed=seed, decks=decks, num_players=num_players)
 
     @classmethod
     def from_state(cls, state: State, rules: Rules | None = None, *, seed=None) -> "Simulator":
@@ -337,8 +342,10 @@ class Simulator:
         hidden cards re-dealt). Later rounds of the round game are shuffled from ``seed``."""
         if not isinstance(state, State):
             raise ValueError(f"state must be a startups_env.core.State, got {type(state).__name__}")
-        sim = cls(rules, state.batch_size, seed=seed, num_players=state.num_players)
-        sim.state = state  # the setter drops the caches of the dealt games
+        sim = cls.__new__(cls)  # (no deal: the games are given)
+        sim._configure(rules, state.batch_size, False, seed)
+        sim._validate_num_players(state.num_players)
+        sim.state = state
         return sim
 
     @property
