@@ -174,7 +174,20 @@ def env(num_players: int | None = None, rules: Rules | None = None, render_mode:
     raises ``ValueError`` for an out-of-range or illegal action (an assert would vanish
     under ``python -O``, and the game does not end on a caller's bug).
     """
-    return wrappers.OrderEnforcingWrapper(raw_env(num_players, rules, render_mode, **rules_kwargs))
+    return _OrderEnforcing(raw_env(num_players, rules, render_mode, **rules_kwargs))
+
+
+class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's ``OrderEnforcingWrapper`` with ``last()`` answered by the wrapped
+    environment once it has been reset: the same values, without forwarding each of the
+    six attributes ``last()`` reads through the wrapper's ``__getattr__`` (about a tenth
+    of a decision in the usual random-agent loop). Before a reset it fails as the
+    wrapper does."""
+
+    def last(self, observe: bool = True):
+        if not self._has_reset:
+            return super().last(observe)
+        return self.env.last(observe)
 
 
 class raw_env(AECEnv):
