@@ -17,6 +17,7 @@ exposed for search bots and tests that need to copy or inspect games.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, fields
 from typing import NamedTuple
 
@@ -197,29 +198,27 @@ class StepResult(NamedTuple):
     ranks: np.ndarray
 
 
-_ROW_CACHE: dict[int, np.ndarray] = {}
+def _read_only(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    for array in arrays:
+        array.flags.writeable = False
+    return arrays
 
 
+# Offsets cached per batch size, a few sizes only: a search bot's rollouts shrink their
+# batches to every size in turn, and an unbounded cache of them held gigabytes.
+@functools.lru_cache(maxsize=16)
 def _company_rows(batch_size: int) -> np.ndarray:
-    """intp[C, B]: c * B + game, the flat offset of row c of a [C, B] array (cached)."""
-    rows = _ROW_CACHE.get(batch_size)
-    if rows is None:
-        rows = (np.arange(C)[:, None] * batch_size + np.arange(batch_size)[None, :]).astype(np.intp)
-        _ROW_CACHE[batch_size] = rows
-    return rows
+    """intp[C, B] (read-only): c * B + game, the flat offset of row c of a [C, B] array."""
+    rows = (np.arange(C)[:, None] * batch_size + np.arange(batch_size)[None, :]).astype(np.intp)
+    return _read_only(rows)[0]
 
 
-_SLOT_CACHE: dict[int, np.ndarray] = {}
-
-
+@functools.lru_cache(maxsize=16)
 def _slot_rows(batch_size: int) -> np.ndarray:
-    """intp[C, B]: c * SLOTS * B + game, the flat offset of slot 0 of company c in a
-    [C, SLOTS, B] array (cached)."""
-    rows = _SLOT_CACHE.get(batch_size)
-    if rows is None:
-        rows = (np.arange(C)[:, None] * (SLOTS * batch_size) + np.arange(batch_size)[None, :]).astype(np.intp)
-        _SLOT_CACHE[batch_size] = rows
-    return rows
+    """intp[C, B] (read-only): c * SLOTS * B + game, the flat offset of slot 0 of company c
+    in a [C, SLOTS, B] array."""
+    rows = (np.arange(C)[:, None] * (SLOTS * batch_size) + np.arange(batch_size)[None, :]).astype(np.intp)
+    return _read_only(rows)[0]
 
 
 def _sum_companies(x: np.ndarray) -> np.ndarray:
@@ -240,12 +239,6 @@ class _Seats(NamedTuple):
     base: np.ndarray  # [B] offset of [cur, 0, 0] in a [P, C, B] array: + [c, game]'s offset in [C, B] gives [cur, c, game]
     own: np.ndarray | None  # [C, B] offset of [cur, c, game] in a [P, C, B] array (B = 1 only; else built when needed)
     next: np.ndarray  # [B] the seat after cur at the game's table: (cur + 1) % num_players
-
-
-def _read_only(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
-    for array in arrays:
-        array.flags.writeable = False
-    return arrays
 
 
 # A single game (the PettingZoo env) has only 27 (seat to act, table size) pairs: their

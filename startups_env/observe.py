@@ -11,6 +11,8 @@ cannot drift from the code.
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -327,14 +329,11 @@ _HOT_RELATIVE = np.array([0, 0, 1] + [1] * C + [0, 0], np.intp)[:, None]  # 1: a
 _HOT_MOD = np.array([MAX_PLAYERS] * 3 + [P] * C + [C, ROUND_GAME_ROUNDS], np.intp)[:, None]  # keeps -1 in its block
 _HOT_MAX = np.array([MAX_PLAYERS] * (3 + C) + [C, ROUND_GAME_ROUNDS - 1], np.intp)[:, None]  # a finished round game has round = 4
 
-_OFFSET_CACHE: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-
-
+@functools.lru_cache(maxsize=16)  # a few batch sizes (rollouts shrink through every size)
 def _offsets(b: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(games intp[B], games * OBS_DIM intp[B], c * B + game intp[C, B]), cached per batch size."""
-    cached = _OFFSET_CACHE.get(b)
-    if cached is None:
-        games = np.arange(b, dtype=np.intp)
-        cached = (games, games * OBS_DIM, np.arange(C, dtype=np.intp)[:, None] * b + games)
-        _OFFSET_CACHE[b] = cached
+    """(games intp[B], games * OBS_DIM intp[B], c * B + game intp[C, B]), read-only, cached per batch size."""
+    games = np.arange(b, dtype=np.intp)
+    cached = (games, games * OBS_DIM, np.arange(C, dtype=np.intp)[:, None] * b + games)
+    for array in cached:
+        array.flags.writeable = False
     return cached

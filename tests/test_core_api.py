@@ -377,3 +377,22 @@ def test_assigning_a_state_of_another_size_raises():
     sim = Simulator(Rules(), batch_size=4, seed=0)
     with pytest.raises(ValueError, match="holds 2 games"):
         sim.state = Simulator(Rules(), batch_size=2, seed=0).state
+
+
+def test_offset_caches_stay_small_across_many_batch_sizes():
+    """Search rollouts shrink their batches through every size; the per-size offset caches
+    once grew without bound (gigabytes over a long arena run)."""
+    from startups_env.core import _company_rows, _slot_rows
+    from startups_env.observe import _offsets, observe
+
+    sim = Simulator(Rules(num_players=4), 64, seed=0)
+    for _ in range(6):
+        sim.step(sim.random_actions())
+    for size in range(1, 64):
+        part = Simulator.from_state(sim.state.take(np.arange(size)), sim.rules)
+        part.step(part.random_actions())
+        observe(part.state)
+        part.state.unseen(part.state.current)
+        part.state.market_take_coins()
+    for cached in (_company_rows, _slot_rows, _offsets):
+        assert cached.cache_info().currsize <= 16
