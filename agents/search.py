@@ -32,7 +32,10 @@ whole turns with 3 put-downs per take; one core of the shared 2-core machine): 3
 against three greedy bots at 4 players (95% CI 36.6-42.1%, 1200 games, seed 1:
 ``python -m agents.arena --players 4 --agents search,greedy,greedy,greedy --games 1200
 --seed 1``) and 37.2% (34.3-40.2%, 1000 games, seed 2), fair share 25%, at 0.07 s per
-decision. On the same deals the previous default (96 worlds, single actions, 0.034-0.040
+decision (0.045-0.053 s since the simulator's flat-view pass). 1.5x the budget
+(``search[determinizations=216]``, 0.08 s per decision with another job on the machine)
+won 37.8% (35.1-40.6%) on the same 1200 deals of seed 1 and 37.4% (34.5-40.4%) on the
+1000 of seed 2: no gain. On the same deals the previous default (96 worlds, single actions, 0.034-0.040
 s per decision) won 38.3% (seed 1; 38.2%, CI 36.1-40.4%, over 2000 games) and 35.0%
 (seed 2): whole-turn planning gains 1-2 points, within the noise of each run. The
 previous default won 47.7% at 3 players (fair 33%) and 22.0% at 6 (fair 17%). The budget
