@@ -326,7 +326,9 @@ class Simulator:
         self._arange = np.arange(self.batch_size)
         self._batch = np.array(self.batch_size, np.intp)
         self._one_action = np.zeros(1, np.intp)  # _step_one's action buffer
-        self._rows: np.ndarray | None = None  # _row_offsets(), built on first use
+        # row * B: the flat offset of row r of an [R, B] array (R <= 45), to address the
+        # columns of some games (+ games) through flat views.
+        self._row_starts = (np.arange(DECK_SIZE, dtype=np.intp) * self.batch_size)[:, None]
 
     @classmethod
     def from_state(cls, state: State, rules: Rules | None = None, *, seed=None) -> "Simulator":
@@ -418,7 +420,7 @@ class Simulator:
         # Flat offsets of rows 0..44 of the dealt games: the first P * C address a [P, C, B]
         # array, the first P a [P, B] one, the first C a [C, B] one. (Writing columns through
         # flat offsets is about twice as fast as ``array[:, games] = ...``.)
-        cells = self._row_offsets() + games
+        cells = self._row_starts + games
         s.deck.reshape(-1)[cells] = decks.T
         # Count the cards dealt to the 7 seats: one bincount over the flat [seat, company,
         # game] offset of every dealt card (several times faster than a one-hot sum).
@@ -443,12 +445,6 @@ class Simulator:
         s.barred[games] = _NO_ONE
         s.turn[games] = 0
         self._mask_cache = None
-
-    def _row_offsets(self) -> np.ndarray:
-        """intp[45, 1]: row * B, the flat offset of row r of an [R, B] array (R <= 45)."""
-        if self._rows is None:
-            self._rows = (np.arange(DECK_SIZE, dtype=np.intp) * self.batch_size)[:, None]
-        return self._rows
 
     # ------------------------------------------------------------------ queries
     @property
@@ -823,7 +819,7 @@ class Simulator:
         """Final payout of a round in the given games; fills scores, threes and ranks."""
         s = self.state
         n_players = s.num_players[games].astype(np.int16)
-        seat_company = self._row_offsets()[:P * C] + games  # flat offsets of [seat, company, game]
+        seat_company = self._row_starts[:P * C] + games  # flat offsets of [seat, company, game]
         seat_rows = seat_company[:P]  # flat offsets of [seat, game]
         holdings = (s.hand.reshape(-1)[seat_company] + s.portfolio.reshape(-1)[seat_company]).reshape(P, C, -1)  # <= 10
         paid, received = company_payouts(holdings)

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .core import SLOTS, State
+from .core import SLOTS, State, _company_rows, _read_only
 from .rules import (
     COMPANY_SIZES,
     DECK_SIZE,
@@ -333,7 +333,4 @@ _HOT_MAX = np.array([MAX_PLAYERS] * (3 + C) + [C, ROUND_GAME_ROUNDS - 1], np.int
 def _offsets(b: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(games intp[B], games * OBS_DIM intp[B], c * B + game intp[C, B]), read-only, cached per batch size."""
     games = np.arange(b, dtype=np.intp)
-    cached = (games, games * OBS_DIM, np.arange(C, dtype=np.intp)[:, None] * b + games)
-    for array in cached:
-        array.flags.writeable = False
-    return cached
+    return _read_only(games, games * OBS_DIM) + (_company_rows(b),)
