@@ -5,6 +5,6 @@
 tournaments between them.
 """
 
-from .base import AGENT_NAMES, Agent, act_for_seats, make_agent, play_aec_game
+from .base import AGENT_NAMES, Agent, PutDownLog, act_for_seats, make_agent, play_aec_game
 
-__all__ = ["AGENT_NAMES", "Agent", "act_for_seats", "make_agent", "play_aec_game"]
+__all__ = ["AGENT_NAMES", "Agent", "PutDownLog", "act_for_seats", "make_agent", "play_aec_game"]

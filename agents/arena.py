@@ -37,7 +37,7 @@ import numpy as np
 from startups_env.core import Simulator, shuffled_decks
 from startups_env.rules import DEFAULT_TURN_CAP, MAX_PLAYERS, MIN_PLAYERS, Rules
 
-from .base import Agent, act_for_seats, make_agent
+from .base import Agent, PutDownLog, act_for_seats, make_agent
 
 WILSON_Z = 1.959963984540054  # 95% two-sided
 
@@ -301,10 +301,11 @@ def run_arena(agents, players: int, games: int, seed: int = 0, *, rules: Rules |
         sim = Simulator(rules, hi - lo, seed=np.random.default_rng(sim_seed.spawn(1)[0]),
                         decks=game_decks[lo:hi])
         assignment = seat_entry[lo:hi]
+        log = PutDownLog(hi - lo) if any(agent.reads_put_downs for agent in built) else None
         finished = 0
         while not sim.done.all():
             timings: dict[int, list] = {}
-            actions = act_for_seats(sim, built, assignment, timings=timings)
+            actions = act_for_seats(sim, built, assignment, timings=timings, log=log)
             for index, (count, secs) in timings.items():
                 decisions[index] += count
                 act_seconds[index] += secs

@@ -12,6 +12,9 @@ Drivers:
   of a list of agents; each agent is called once per step on all the games it is to move
   in (this is what the arena and the search bot's opponents model use).
 * :func:`play_aec_game` lets agents play one game of the PettingZoo AEC environment.
+
+Both keep a :class:`PutDownLog` for agents that read the table's history
+(``reads_put_downs``): every seat's latest put-down, as the whole table saw it.
 """
 
 from __future__ import annotations
@@ -22,12 +25,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from startups_env.core import public_state
+from startups_env.core import State, public_state
 from startups_env.observe import observe
-from startups_env.rules import NUM_ACTIONS
+from startups_env.rules import MAX_PLAYERS, NUM_ACTIONS
 
 if TYPE_CHECKING:  # pragma: no cover
-    from startups_env.core import Simulator, State
+    from startups_env.core import Simulator
 
 #: Names :func:`make_agent` knows (besides ``"ppo:PATH"``).
 AGENT_NAMES = ("random", "greedy", "banker", "search", "ppo")
@@ -40,10 +43,14 @@ class Agent(abc.ABC):
         name: a short display name (the arena prints it).
         needs_public_state: if True, callers must pass
             ``public=startups_env.core.public_state(state, seats)`` to :meth:`act`.
+        reads_put_downs: if True (with ``needs_public_state``), callers that keep a
+            :class:`PutDownLog` of the games also pass ``put_downs=log.take(games)`` to
+            :meth:`act` (the drivers of this module do; other callers may omit it).
     """
 
     name: str = "agent"
     needs_public_state: bool = False
+    reads_put_downs: bool = False
 
     def __init__(self, seed: int | None = None):
         self.rng = np.random.default_rng(seed)
@@ -51,7 +58,9 @@ class Agent(abc.ABC):
     @abc.abstractmethod
     def act(self, obs: np.ndarray, mask: np.ndarray, public: State | None = None) -> np.ndarray:
         """obs float32[B, OBS_DIM] (``startups_env.observe``), mask bool[B, 19] (every row of
-        a running game has a legal action) -> int64[B] legal actions."""
+        a running game has a legal action) -> int64[B] legal actions. Agents with
+        ``reads_put_downs`` also accept ``put_downs=`` (a :class:`PutDownLog` of the same
+        games, or None)."""
 
     def seed(self, seed: int | None) -> None:
         """Reseed the agent's own generator (agents never use global random state)."""
@@ -113,8 +122,60 @@ def make_agent(name: str, *, seed: int | None = None, **kwargs) -> Agent:
     raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(AGENT_NAMES)} (or 'ppo:PATH')")
 
 
+class PutDownLog:
+    """Every seat's latest put-down in each of B games, as the whole table saw it.
+
+    A put-down is public: everyone sees which card went where. What it says about the
+    player's hidden hand depends on the table at that moment, so the log keeps, per seat
+    and game, the fully public state just before that seat's latest put-down (every hand
+    reduced to its publicly known cards: :func:`~startups_env.core.public_state` for no
+    seat) and the action. Nothing hidden is stored, so any agent may read it.
+
+    Attributes:
+        state: State of ``MAX_PLAYERS * B`` rows; row ``seat * B + game``.
+        action: int64[MAX_PLAYERS, B], the put-down action id, -1 where the seat has not
+            put a card down in the game's current round yet.
+    """
+
+    def __init__(self, batch_size: int):
+        self.state = State.empty(MAX_PLAYERS * batch_size)
+        self.action = np.full((MAX_PLAYERS, batch_size), -1, np.int64)
+
+    @property
+    def batch_size(self) -> int:
+        return self.action.shape[1]
+
+    def record(self, state: State, actions: np.ndarray) -> None:
+        """Log the put-downs among ``actions`` (int[B], about to be played in ``state``)."""
+        games = np.flatnonzero((state.phase == 1) & ~state.done)
+        if games.size == 0:
+            return
+        seat = state.current[games].astype(np.intp)
+        self.state.put(seat * self.batch_size + games, public_state(state.take(games), np.full(games.size, -1)))
+        self.action[seat, games] = np.asarray(actions)[games]
+
+    def reset(self, games) -> None:
+        """Forget the given games (call it when a game is dealt again)."""
+        self.action[:, np.asarray(games, np.intp)] = -1
+
+    def take(self, games) -> "PutDownLog":
+        """A log of the selected games (int[n], in that order)."""
+        games = np.asarray(games, np.intp)
+        view = PutDownLog.__new__(PutDownLog)
+        rows = (np.arange(MAX_PLAYERS)[:, None] * self.batch_size + games[None, :]).reshape(-1)
+        view.state = self.state.take(rows)
+        view.action = self.action[:, games]
+        return view
+
+    def valid(self, public: State) -> np.ndarray:
+        """bool[MAX_PLAYERS, n]: seats whose logged put-down belongs to the round now
+        played in ``public`` (the same n games)."""
+        logged_round = self.state.round.reshape(MAX_PLAYERS, -1)
+        return (self.action >= 0) & (logged_round == public.round[None, :])
+
+
 def act_for_seats(sim: Simulator, agents_by_seat, assignment: np.ndarray | None = None, *,
-                  timings: dict | None = None) -> np.ndarray:
+                  timings: dict | None = None, log: PutDownLog | None = None) -> np.ndarray:
     """int64[B]: the next action in every game of ``sim`` (0 in finished games).
 
     agents_by_seat: a list of agents. By default seat s of every game is played by
@@ -128,6 +189,9 @@ def act_for_seats(sim: Simulator, agents_by_seat, assignment: np.ndarray | None 
 
     timings: optional dict; for each agent called, ``timings[i]`` (i = the agent's first
     index in ``agents_by_seat``) accumulates ``[decisions, seconds inside act()]``.
+
+    log: the :class:`PutDownLog` of ``sim``'s games, for agents that read it; the put-downs
+    chosen here are recorded in it (as if played: call ``sim.step`` with the result).
     """
     state = sim.state
     b = state.batch_size
@@ -161,12 +225,14 @@ def act_for_seats(sim: Simulator, agents_by_seat, assignment: np.ndarray | None 
         games = np.flatnonzero(running & np.isin(who, indices))
         if games.size == 0:
             continue
-        public = None
+        extra = {}
         if agent.needs_public_state:
             sub = state.take(games)
-            public = public_state(sub, sub.current)
+            extra["public"] = public_state(sub, sub.current)
+            if agent.reads_put_downs and log is not None:
+                extra["put_downs"] = log.take(games)
         started = time.perf_counter()
-        chosen = np.asarray(agent.act(obs[games], mask[games], public=public))
+        chosen = np.asarray(agent.act(obs[games], mask[games], **extra))
         if timings is not None:
             entry = timings.setdefault(indices[0], [0, 0.0])
             entry[0] += games.size
@@ -180,6 +246,8 @@ def act_for_seats(sim: Simulator, agents_by_seat, assignment: np.ndarray | None 
                 f"agent {agent.name!r} chose illegal actions {chosen[bad].tolist()} in games {games[bad].tolist()}"
             )
         actions[games] = chosen
+    if log is not None:
+        log.record(state, actions)
     return actions
 
 
@@ -207,6 +275,7 @@ def play_aec_game(env, agents: dict, *, seed: int | None = None) -> dict:
     if missing:
         raise ValueError(f"no agent given for {missing}; env agents are {list(env.possible_agents)}")
     rewards = {a: 0.0 for a in env.possible_agents}
+    log = PutDownLog(1) if any(agent.reads_put_downs for agent in agents.values()) else None
     infos: dict = {}
     steps = 0
     truncated = False
@@ -221,11 +290,16 @@ def play_aec_game(env, agents: dict, *, seed: int | None = None) -> dict:
         agent = agents[name]
         observation = np.asarray(obs["observation"], np.float32)[None]
         mask = np.asarray(obs["action_mask"]).astype(bool)[None]
-        public = None
-        if agent.needs_public_state:
+        extra = {}
+        if agent.needs_public_state or log is not None:
             sim = _aec_simulator(env)
-            public = public_state(sim.state, sim.state.current)
-        action = int(np.asarray(agent.act(observation, mask, public=public))[0])
+            if agent.needs_public_state:
+                extra["public"] = public_state(sim.state, sim.state.current)
+                if agent.reads_put_downs:
+                    extra["put_downs"] = log.take([0])
+        action = int(np.asarray(agent.act(observation, mask, **extra))[0])
+        if log is not None:
+            log.record(sim.state, np.array([action]))
         env.step(action)
         steps += 1
     return {"rewards": rewards, "steps": steps, "truncated": truncated, "infos": infos}

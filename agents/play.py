@@ -28,7 +28,7 @@ from startups_env.replay import Recorder, describe_action
 from startups_env.rules import COMPANY_NAMES, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, Action, Rules, action_to_string
 
 from .arena import parse_agent_spec
-from .base import Agent, act_for_seats, make_agent
+from .base import Agent, PutDownLog, act_for_seats, make_agent
 
 QUIT_WORDS = ("quit", "exit", "q")
 HELP_WORDS = ("help", "?", "h", "moves")
@@ -196,14 +196,16 @@ def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = inp
             except ValueError as e:
                 say(f"  ! {e}")
 
+    log = PutDownLog(1)  # the table's put-downs, for bots that read them (search)
     try:
         while not recorder.done:
             seat = int(sim.state.current[0])
             if seat == me:
                 action = ask_human()
+                log.record(sim.state, np.array([action]))
                 say(f"you: {describe_action(sim.state, action, viewer=me, seat_prefix=False)}")
             else:
-                action = int(act_for_seats(sim, seat_agents)[0])
+                action = int(act_for_seats(sim, seat_agents, log=log)[0])
                 say(f"{labels[seat]}: {describe_action(sim.state, action, viewer=me, seat_prefix=False)}")
             round_before = int(sim.state.round[0])
             recorder.step(action)

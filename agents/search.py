@@ -6,7 +6,13 @@ For each decision with more than one legal action the bot
    the public state, each other player's hand keeps its publicly known cards and is
    filled up to its size from the pool of cards the player cannot see
    (``State.unseen``), uniformly; the rest of the pool is shuffled into the pile and the
-   removed cards;
+   removed cards. Given the table's put-downs (the :class:`~agents.base.PutDownLog` the
+   arena and the drivers keep; everyone sees them), it then *reads the other players'
+   hands*: a player who has not moved since its last put-down held its present hand plus
+   the card it put down, so each sampled world says what that hand was, and the world is
+   weighted by how likely a greedy player with softmax noise would have been to put down
+   that card from it (:func:`put_down_log_likelihood`); the search draws its worlds from
+   ``inference_oversample`` times as many samples by these weights;
 2. plays each candidate in every world (common random numbers: all candidates of a
    decision face the same worlds), then rolls the game out to the end with the
    ``greedy`` bot playing every seat, each from its own observation of the sampled world
@@ -54,10 +60,11 @@ import dataclasses
 import numpy as np
 
 from startups_env.core import Simulator, State
+from startups_env.observe import observe
 from startups_env.rules import (DECK_SIZE, HAND_SIZE, MAX_PLAYERS, NUM_ACTIONS, NUM_COMPANIES, NUM_REMOVED, Action,
                                 Rules)
 
-from .base import Agent, check_act_inputs
+from .base import Agent, PutDownLog, check_act_inputs
 from .features import features, state_features
 from .greedy import GreedyParams, greedy_actions, greedy_scores
 from .random_agent import uniform_legal
@@ -172,22 +179,34 @@ class SearchAgent(Agent):
             halving with proportionally fewer worlds per candidate and halves more often
             (down to one survivor), so that every round costs about as much as a round
             over ``halving_width`` candidates.
+        infer_hands: read the other players' hands from their latest put-downs when the
+            caller passes the table's ``put_downs`` log (False: uniform hands, as without
+            a log).
+        inference_temperature: the noise of the put-down model, in units of the greedy
+            bot's scores: ``P(put-down) ~ exp(score / inference_temperature)``. Lower
+            trusts the model more (fewer distinct hands survive).
+        inference_oversample: hand hypotheses sampled per world of the first round; they
+            are sampled and weighted once per decision, and every round of the search
+            draws its worlds from them by weight.
     """
 
     name = "search"
     needs_public_state = True
+    reads_put_downs = True
     VALUES = ("soft", "win", "rank")
 
     def __init__(self, seed: int | None = None, determinizations: int = 144, halving_rounds: int = 2,
                  max_candidates: int = 0, horizon: int = 12, value: str = "soft", soft_scale: float = 4.0,
                  max_world_factor: float = 4.0, rollouts: int = 1, rollout_epsilon: float = 0.0,
                  rules: Rules | None = None, max_rollouts: int = 1 << 16, greedy: GreedyParams | None = None,
-                 turn_puts: int = 3, halving_width: int = 8):
+                 turn_puts: int = 3, halving_width: int = 8, infer_hands: bool = True,
+                 inference_temperature: float = 0.5, inference_oversample: int = 4):
         super().__init__(seed)
         for label, number, low in (("determinizations", determinizations, 1), ("rollouts", rollouts, 1),
                                    ("max_rollouts", max_rollouts, 1), ("halving_rounds", halving_rounds, 0),
                                    ("max_candidates", max_candidates, 0), ("horizon", horizon, 0),
-                                   ("turn_puts", turn_puts, 0), ("halving_width", halving_width, 1)):
+                                   ("turn_puts", turn_puts, 0), ("halving_width", halving_width, 1),
+                                   ("inference_oversample", inference_oversample, 1)):
             if isinstance(number, bool) or not isinstance(number, (int, np.integer)) or number < low:
                 raise ValueError(f"{label} must be an int >= {low}, got {number!r}")
         if not 0.0 <= rollout_epsilon <= 1.0:
@@ -196,6 +215,8 @@ class SearchAgent(Agent):
             raise ValueError(f"value must be one of {self.VALUES}, got {value!r}")
         if not soft_scale > 0:
             raise ValueError(f"soft_scale must be positive, got {soft_scale!r}")
+        if not inference_temperature > 0:
+            raise ValueError(f"inference_temperature must be positive, got {inference_temperature!r}")
         if not max_world_factor >= 1:
             raise ValueError(f"max_world_factor must be >= 1, got {max_world_factor!r}")
         self.determinizations = int(determinizations)
@@ -212,17 +233,23 @@ class SearchAgent(Agent):
         self.greedy = greedy if greedy is not None else GreedyParams()
         self.turn_puts = int(turn_puts)
         self.halving_width = int(halving_width)
+        self.infer_hands = bool(infer_hands)
+        self.inference_temperature = float(inference_temperature)
+        self.inference_oversample = int(inference_oversample)
 
-    def act(self, obs, mask, public=None):
+    def act(self, obs, mask, public=None, put_downs: PutDownLog | None = None):
         obs, mask = check_act_inputs(obs, mask)
         if public is None or not isinstance(public, State) or public.batch_size != obs.shape[0]:
             raise ValueError("search needs public=startups_env.core.public_state(state, seats) for the same games")
+        if put_downs is not None and (not isinstance(put_downs, PutDownLog) or put_downs.batch_size != obs.shape[0]):
+            raise ValueError("put_downs must be the agents.base.PutDownLog of the same games (log.take(games))")
         choice = mask.argmax(axis=1).astype(np.int64)  # the only legal action where there is one
         open_games = np.flatnonzero(mask.sum(axis=1) > 1)
         if open_games.size:
             public = public.take(open_games)
+            log = put_downs.take(open_games) if put_downs is not None and self.infer_hands else None
             plans = self._plans(public, self._candidates(obs[open_games], mask[open_games]))
-            choice[open_games] = PLAN_FIRST[self._search(public, plans)]
+            choice[open_games] = PLAN_FIRST[self._search(public, plans, log)]
         return choice
 
     def _candidates(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -270,7 +297,7 @@ class SearchAgent(Agent):
         factor = np.clip((dealt_pile + 4.0) / (pile + 4.0), 1.0, self.max_world_factor)
         return np.round(self.determinizations * factor).astype(np.int64)
 
-    def _search(self, public: State, candidates: np.ndarray) -> np.ndarray:
+    def _search(self, public: State, candidates: np.ndarray, log: PutDownLog | None) -> np.ndarray:
         """Best plan in each of n games by sequential halving over the candidate plans
         (bool[n, NUM_PLANS]). A game with more than ``halving_width`` candidates starts with
         proportionally fewer worlds per candidate and halves more often, so that every
@@ -281,6 +308,7 @@ class SearchAgent(Agent):
         # Summed values; all surviving candidates of a game have met the same worlds.
         sums = np.zeros(alive.shape)
         worlds = self._worlds(public)
+        pool = None if log is None else self._hand_hypotheses(public, seat, worlds, log)
         wide = count > self.halving_width
         worlds[wide] = np.maximum(1, np.round(worlds[wide] * self.halving_width / count[wide])).astype(np.int64)
         last = np.maximum(self.halving_rounds, np.ceil(np.log2(np.maximum(count, 1))).astype(np.int64) - 1)
@@ -291,7 +319,7 @@ class SearchAgent(Agent):
             if open_games.size == 0:
                 break
             sums[open_games] += self._evaluate(public.take(open_games), seat[open_games], alive[open_games],
-                                               worlds[open_games])
+                                               worlds[open_games], None if pool is None else pool.take(open_games))
             # Keep the better half (rounded up) of each game's candidates.
             halve = open_games[round_ < last[open_games]]
             rank = _descending_rank(np.where(alive[halve], sums[halve], -np.inf))
@@ -300,7 +328,8 @@ class SearchAgent(Agent):
             round_ += 1
         return np.where(alive, sums, -np.inf).argmax(axis=1).astype(np.int64)
 
-    def _evaluate(self, public: State, seat: np.ndarray, candidates: np.ndarray, worlds: np.ndarray) -> np.ndarray:
+    def _evaluate(self, public: State, seat: np.ndarray, candidates: np.ndarray, worlds: np.ndarray,
+                  pool: WorldPool | None) -> np.ndarray:
         """float[n, NUM_PLANS]: summed rollout values of each candidate plan over worlds[i]
         sampled worlds of game i (the same worlds for every candidate of a game), in
         batches of at most ``max_rollouts`` rollouts."""
@@ -312,14 +341,16 @@ class SearchAgent(Agent):
             stop = start + 1 + int(np.searchsorted(np.cumsum(per_game[start + 1:]),
                                                    self.max_rollouts - per_game[start], side="right"))
             games = np.arange(start, stop)
-            sums[games] = self._evaluate_batch(public.take(games), seat[games], candidates[games], worlds[games])
+            sums[games] = self._evaluate_batch(public.take(games), seat[games], candidates[games], worlds[games],
+                                               None if pool is None else pool.take(games))
             start = stop
         return sums
 
     def _evaluate_batch(self, public: State, seat: np.ndarray, candidates: np.ndarray,
-                        worlds: np.ndarray) -> np.ndarray:
+                        worlds: np.ndarray, pool: WorldPool | None) -> np.ndarray:
         n = public.batch_size
-        sampled = determinize(public, seat, worlds, self.rng)  # game i's worlds are consecutive rows
+        # Game i's worlds are consecutive rows.
+        sampled = determinize(public, seat, worlds, self.rng) if pool is None else pool.sample(worlds, self.rng)
         game_of_world = np.repeat(np.arange(n), worlds)
         cand_game, cand_plan = np.nonzero(candidates)  # every (game, plan) candidate, game-major
         counts = candidates.sum(axis=1)
@@ -333,6 +364,22 @@ class SearchAgent(Agent):
         flat = cand_game[candidate] * NUM_PLANS + cand_plan[candidate]
         sums = np.bincount(flat, weights=values, minlength=n * NUM_PLANS).reshape(n, NUM_PLANS)
         return sums / self.rollouts
+
+    def _hand_hypotheses(self, public: State, seat: np.ndarray, worlds: np.ndarray,
+                         log: PutDownLog) -> WorldPool | None:
+        """The worlds a decision's search draws from when the table's put-downs are known:
+        ``inference_oversample`` times the first round's worlds, sampled once per decision,
+        each weighted by how likely it makes the other players' latest put-downs (see
+        :func:`put_down_log_likelihood`). None where no other player has put a card down."""
+        others = log.valid(public) & (np.arange(P)[:, None] != seat[None, :])
+        if not others.any():
+            return None
+        count = worlds * self.inference_oversample
+        drawn = determinize(public, seat, count, self.rng)
+        game = np.repeat(np.arange(public.batch_size), count)
+        weights = put_down_log_likelihood(drawn, log, game, others, self.greedy, self.inference_temperature,
+                                          self.rules)
+        return WorldPool(drawn, game, weights)
 
     def _rollout(self, state: State, plans: np.ndarray, mover: np.ndarray) -> np.ndarray:
         """Play the plans (int[m] plan ids), then roll out (to the end, or for ``horizon`` turns); value of
@@ -394,6 +441,92 @@ class SearchAgent(Agent):
         rivals = np.where((seats != mover[None, :]) & (seats < n[None, :]), scores, -np.inf)
         margin = scores[mover, g] - rivals.max(axis=0)
         return 1.0 / (1.0 + np.exp(-(margin + 0.5) / self.soft_scale))
+
+
+@dataclasses.dataclass
+class WorldPool:
+    """Sampled worlds of n games with log-weights: game i's worlds are the consecutive rows
+    with ``game == i``."""
+
+    worlds: State
+    game: np.ndarray  # int[m], sorted
+    log_weights: np.ndarray  # float[m]
+
+    def take(self, games: np.ndarray) -> "WorldPool":
+        """The pool of the selected games (int[k], ascending), renumbered 0..k-1."""
+        rows = np.flatnonzero(np.isin(self.game, games))
+        return WorldPool(self.worlds.take(rows), np.searchsorted(games, self.game[rows]), self.log_weights[rows])
+
+    def sample(self, counts: np.ndarray, rng: np.random.Generator) -> State:
+        """counts[i] worlds of each game i, drawn by weight (systematic resampling), each with
+        its pile and removed cards shuffled afresh: a hand hypothesis drawn twice still
+        meets two piles."""
+        kept = self.worlds.take(_resample(self.log_weights, self.game, counts, rng))
+        _reshuffle_hidden_deck(kept, rng)
+        return kept
+
+
+def put_down_log_likelihood(worlds: State, log: PutDownLog, game: np.ndarray, seats: np.ndarray,
+                            params: GreedyParams, temperature: float, rules: Rules) -> np.ndarray:
+    """float[m]: log-likelihood of each sampled world (row r a world of game ``game[r]``
+    of ``log``) under a model of the other players: each put down cards like the greedy bot
+    with softmax noise, ``P(action) ~ exp(greedy score / temperature)``. For every seat
+    with ``seats[seat, game]`` the world's hand of that seat, plus the card it put down
+    last, is its hand at that put-down (it has not moved since), which is replayed in the
+    logged public state. Worlds in which the seat could not have held the cards it was
+    known to hold then get -inf."""
+    m, n = worlds.batch_size, log.batch_size
+    total = np.zeros(m)
+    for seat in range(P):
+        rows = np.flatnonzero(seats[seat, game])
+        if rows.size == 0:
+            continue
+        before = log.state.take(seat * n + game[rows])
+        action = log.action[seat, game[rows]]
+        hand = worlds.hand[seat].take(rows, axis=-1)  # [C, r]
+        hand[(action - Action.KEEP) % C, np.arange(rows.size)] += 1
+        before.hand[seat] = hand
+        held_known = (hand >= before.known[seat]).all(axis=0)
+        mask = Simulator.from_state(before, rules).legal_mask()  # [r, 19]
+        logits = np.where(mask.T, greedy_scores(features(observe(before)), params) / temperature, -np.inf)
+        top = logits.max(axis=0)
+        log_norm = top + np.log(np.exp(logits - top).sum(axis=0))
+        chosen = logits[action, np.arange(rows.size)] - log_norm
+        total[rows] += np.where(held_known & np.isfinite(chosen), chosen, -np.inf)
+    return total
+
+
+def _resample(log_weights: np.ndarray, game: np.ndarray, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """int[sum(counts)]: rows drawn by systematic resampling, counts[i] of them from the
+    consecutive rows of game i (``game`` sorted), with probabilities proportional to
+    ``exp(log_weights)``; a game whose every weight is 0 is resampled uniformly."""
+    n = counts.size
+    starts = np.searchsorted(game, np.arange(n))
+    top = np.maximum.reduceat(log_weights, starts)
+    flat = ~np.isfinite(top)
+    shifted = log_weights - np.where(flat, 0.0, top)[game]
+    weights = np.where(flat[game], 1.0, np.exp(shifted))
+    cumulative = np.cumsum(weights)
+    before = np.concatenate([[0.0], cumulative])[starts]
+    totals = np.add.reduceat(weights, starts)
+    position = game + (cumulative - before[game]) / totals[game]  # in (game, game + 1]
+    target_game = np.repeat(np.arange(n), counts)
+    step = np.arange(target_game.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    targets = target_game + (step + rng.random(n)[target_game]) / counts[target_game]
+    ends = np.append(starts[1:], game.size)
+    return np.clip(np.searchsorted(position, targets, side="right"), starts[target_game], ends[target_game] - 1)
+
+
+def _reshuffle_hidden_deck(worlds: State, rng: np.random.Generator) -> None:
+    """Shuffle, in place, each world's hidden deck cards (the removed cards and the pile
+    still to draw) among their own positions."""
+    pos = np.arange(DECK_SIZE)[:, None]
+    hidden = (pos < NUM_REMOVED) | (pos >= worlds.pile_pos.astype(np.intp)[None, :])  # [45, m]
+    order = np.argsort(np.where(hidden, rng.random(hidden.shape), 2.0 + pos), axis=0)  # hidden first, shuffled
+    places = np.argsort(np.where(hidden, pos, DECK_SIZE + pos), axis=0)  # hidden first, in order
+    shuffled = worlds.deck.copy()
+    np.put_along_axis(shuffled, places, np.take_along_axis(worlds.deck, order, axis=0), axis=0)
+    worlds.deck[:] = shuffled
 
 
 def _top(scores: np.ndarray, mask: np.ndarray, k: int) -> np.ndarray:

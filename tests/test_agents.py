@@ -13,7 +13,9 @@ from agents.base import AGENT_NAMES
 from agents.features import features, state_features
 from agents.greedy import GreedyParams, greedy_scores
 from agents.random_agent import uniform_legal
-from agents.search import SearchAgent, determinize
+from agents.base import PutDownLog
+from agents.search import (SearchAgent, WorldPool, _reshuffle_hidden_deck, _resample, determinize,
+                           put_down_log_likelihood)
 from startups_env import Rules, Simulator
 from startups_env.core import public_state
 from startups_env.observe import OBS_DIM, observe, views
@@ -33,15 +35,17 @@ def _agents(seed: int) -> list[Agent]:
 
 @pytest.mark.parametrize("players", range(2, 8))
 def test_every_agent_plays_only_legal_moves(players):
-    """act_for_seats raises on an illegal choice and so does Simulator.step; games end."""
+    """act_for_seats raises on an illegal choice and so does Simulator.step; games end.
+    (The search bot reads the table's put-downs at odd table sizes, not at even ones.)"""
     pool = _agents(players)
     seats = [pool[s % len(pool)] for s in range(players)]
     sim = Simulator(Rules(num_players=players), 24, seed=players)
+    log = PutDownLog(24) if players % 2 else None
     for _ in range(2000):
         if sim.done.all():
             break
         mask = sim.legal_mask()
-        actions = act_for_seats(sim, seats)
+        actions = act_for_seats(sim, seats, log=log)
         running = ~sim.done
         assert mask[running, actions[running]].all()
         sim.step(actions)
@@ -197,7 +201,7 @@ def test_search_needs_public_state_and_validates_budget():
         agent.act(observe(sim.state), sim.legal_mask())
     for bad in ({"determinizations": 0}, {"rollouts": -1}, {"rollout_epsilon": 2.0}, {"max_candidates": -1},
                 {"value": "best"}, {"soft_scale": 0.0}, {"max_world_factor": 0.5}, {"halving_rounds": -1}, {"turn_puts": -1},
-                {"halving_width": 0}):
+                {"halving_width": 0}, {"inference_temperature": 0.0}, {"inference_oversample": 0}):
         with pytest.raises(ValueError):
             SearchAgent(**bad)
 
@@ -386,3 +390,123 @@ def test_play_aec_game_with_every_agent():
         next(a for a, info in result["infos"].items() if info.get("rank") == 0)]
     with pytest.raises(ValueError, match="no agent"):
         play_aec_game(env, {"player_0": agents["player_0"]})
+
+
+def _greedy_games_with_log(players: int, games: int, seed: int, turns: int) -> tuple[Simulator, PutDownLog, list]:
+    """Greedy games played ``turns`` decisions with a put-down log, and every put-down
+    played, as (game, seat, action, state before) in order."""
+    sim = Simulator(Rules(num_players=players), games, seed=seed)
+    greedy = make_agent("greedy")
+    log = PutDownLog(games)
+    played = []
+    for _ in range(turns):
+        state = sim.state.copy()
+        actions = act_for_seats(sim, [greedy] * players, log=log)
+        for g in np.flatnonzero((state.phase == 1) & ~state.done):
+            played.append((g, int(state.current[g]), int(actions[g]), state.take([g])))
+        sim.step(actions)
+    return sim, log, played
+
+
+def test_put_down_log_keeps_each_seats_latest_put_down_and_nothing_hidden():
+    sim, log, played = _greedy_games_with_log(4, 6, seed=3, turns=30)
+    latest = {(g, seat): (action, before) for g, seat, action, before in played}
+    for g in range(6):
+        for seat in range(7):
+            row = log.take([g])
+            if (g, seat) not in latest:
+                assert row.action[seat, 0] == -1
+                continue
+            action, before = latest[(g, seat)]
+            assert row.action[seat, 0] == action
+            logged = row.state.take([seat])
+            # The public state just before the put-down: hands reduced to their known cards, no deck.
+            assert np.array_equal(logged.hand, before.known) and (logged.deck == -1).all()
+            for name in ("portfolio", "known", "coins", "chip", "market_count", "pile_pos", "current", "phase", "turn"):
+                assert np.array_equal(getattr(logged, name), getattr(before, name)), name
+    assert log.valid(sim.state).sum() == len(latest)
+    log.reset([0])
+    assert (log.action[:, 0] == -1).all() and not log.valid(sim.state)[:, 0].any()
+
+
+def test_put_down_likelihood_prefers_the_true_hands():
+    """Under the greedy model, the hands greedy players really held explain their put-downs
+    far better than hands sampled from what the searching player knows."""
+    sim, log, _ = _greedy_games_with_log(4, 60, seed=5, turns=40)
+    state = sim.state
+    live = np.flatnonzero(~state.done & (state.phase == 0))
+    truth = state.take(live)
+    seat = truth.current.astype(np.intp)
+    public, view = public_state(truth, seat), log.take(live)
+    others = view.valid(public) & (np.arange(7)[:, None] != seat[None, :])
+    assert others.sum(axis=0).min() >= 2
+    params = GreedyParams()
+    true_ll = put_down_log_likelihood(truth, view, np.arange(live.size), others, params, 0.25, Rules(num_players=4))
+    worlds = determinize(public, seat, 20, np.random.default_rng(0))
+    sampled_ll = put_down_log_likelihood(worlds, view, np.repeat(np.arange(live.size), 20), others, params, 0.25,
+                                         Rules(num_players=4))
+    assert np.isfinite(true_ll).all()
+    assert true_ll.mean() > sampled_ll[np.isfinite(sampled_ll)].mean() + 3.0
+    # A hand that lacks a card its player was known to hold at the put-down is impossible.
+    g = int(np.flatnonzero(others.any(axis=0))[0])
+    s = int(np.flatnonzero(others[:, g])[0])
+    before = view.state.take([s * live.size + g])
+    if before.known[s].sum() > 0:
+        broken = truth.take([g])
+        company = int(np.flatnonzero(before.known[s, :, 0])[0])
+        broken.hand[s, company, 0] = 0
+        only = np.zeros_like(others[:, [g]])
+        only[s] = True
+        assert put_down_log_likelihood(broken, view.take([g]), np.array([0]), only, params, 0.25,
+                                       Rules(num_players=4))[0] == -np.inf
+
+
+def test_resample_draws_each_games_count_by_weight():
+    rng = np.random.default_rng(0)
+    game = np.repeat([0, 1, 2], [4, 3, 2])
+    with np.errstate(divide="ignore"):
+        log_w = np.log(np.array([0.1, 0.0, 0.3, 0.6, 1.0, 1.0, 2.0, 0.0, 0.0]))  # game 2: every weight 0
+    counts = np.array([5, 4, 2])
+    tally = np.zeros(9)
+    for _ in range(2000):
+        rows = _resample(log_w, game, counts, rng)
+        assert rows.shape == (11,)
+        assert np.array_equal(game[rows], np.repeat([0, 1, 2], counts))
+        tally += np.bincount(rows, minlength=9)
+    share = tally / (2000 * counts[game])
+    assert share[1] == 0
+    assert np.allclose(share[:4], [0.1, 0.0, 0.3, 0.6], atol=0.02)
+    assert np.allclose(share[4:7], [0.25, 0.25, 0.5], atol=0.02)
+    assert np.allclose(share[7:], [0.5, 0.5], atol=0.03)  # all-zero weights: uniform
+
+
+def test_reshuffle_hidden_deck_moves_only_hidden_cards():
+    sim = _mid_game(4, 20, seed=7)
+    worlds = sim.state.take(np.flatnonzero(~sim.done))
+    before = worlds.deck.copy()
+    _reshuffle_hidden_deck(worlds, np.random.default_rng(1))
+    pos = np.arange(DECK_SIZE)[:, None]
+    hidden = (pos < NUM_REMOVED) | (pos >= worlds.pile_pos[None, :])
+    assert np.array_equal(worlds.deck[~hidden], before[~hidden])
+    for g in range(worlds.batch_size):
+        assert sorted(worlds.deck[hidden[:, g], g]) == sorted(before[hidden[:, g], g])
+    assert not np.array_equal(worlds.deck, before)
+
+
+def test_world_pool_takes_games_and_samples_by_weight():
+    sim = _mid_game(4, 6, seed=9)
+    live = np.flatnonzero(~sim.done)[:3]
+    state = sim.state.take(live)
+    seat = state.current.astype(np.intp)
+    worlds = determinize(public_state(state, seat), seat, 4, np.random.default_rng(0))
+    game = np.repeat(np.arange(3), 4)
+    log_w = np.where(np.arange(12) % 4 == 1, 0.0, -np.inf)  # only the second world of each game
+    pool = WorldPool(worlds, game, log_w).take(np.array([0, 2]))
+    assert np.array_equal(pool.game, [0] * 4 + [1] * 4)
+    sampled = pool.sample(np.array([3, 2]), np.random.default_rng(1))
+    assert sampled.batch_size == 5
+    expected = worlds.take([1, 1, 1, 9, 9])
+    assert np.array_equal(sampled.hand, expected.hand) and np.array_equal(sampled.pile_pos, expected.pile_pos)
+    in_deck = (np.arange(DECK_SIZE)[:, None] < NUM_REMOVED) | (np.arange(DECK_SIZE)[:, None] >= sampled.pile_pos)
+    for g in range(5):
+        assert sorted(sampled.deck[in_deck[:, g], g]) == sorted(expected.deck[in_deck[:, g], g])
