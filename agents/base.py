@@ -123,55 +123,81 @@ def make_agent(name: str, *, seed: int | None = None, **kwargs) -> Agent:
 
 
 class PutDownLog:
-    """Every seat's latest put-down in each of B games, as the whole table saw it.
+    """Every seat's last two put-downs in each of B games, as the whole table saw them.
 
     A put-down is public: everyone sees which card went where. What it says about the
     player's hidden hand depends on the table at that moment, so the log keeps, per seat
-    and game, the fully public state just before that seat's latest put-down (every hand
-    reduced to its publicly known cards: :func:`~startups_env.core.public_state` for no
-    seat) and the action. Nothing hidden is stored, so any agent may read it.
+    and game, the fully public state just before each of that seat's last two put-downs
+    (every hand reduced to its publicly known cards: :func:`~startups_env.core.public_state`
+    for no seat), the put-down actions, and the take of the latest put-down's turn (a draw
+    or a market take: public too). Nothing hidden is stored, so any agent may read it.
 
     Attributes:
-        state: State of ``MAX_PLAYERS * B`` rows; row ``seat * B + game``.
-        action: int64[MAX_PLAYERS, B], the put-down action id, -1 where the seat has not
-            put a card down in the game's current round yet.
+        state, earlier_state: States of ``MAX_PLAYERS * B`` rows (row ``seat * B + game``)
+            before the latest and the one-before-latest put-down.
+        action, earlier_action: int64[MAX_PLAYERS, B], those put-down action ids; -1 where
+            the seat has not put down that many cards in the game yet.
+        take_action: int64[MAX_PLAYERS, B], the take (0 draw, 1-6 market) of the turn of
+            the latest put-down.
     """
 
     def __init__(self, batch_size: int):
         self.state = State.empty(MAX_PLAYERS * batch_size)
+        self.earlier_state = State.empty(MAX_PLAYERS * batch_size)
         self.action = np.full((MAX_PLAYERS, batch_size), -1, np.int64)
+        self.earlier_action = self.action.copy()
+        self.take_action = self.action.copy()
+        self._pending_take = self.action.copy()  # the take of each seat's turn in progress
 
     @property
     def batch_size(self) -> int:
         return self.action.shape[1]
 
     def record(self, state: State, actions: np.ndarray) -> None:
-        """Log the put-downs among ``actions`` (int[B], about to be played in ``state``)."""
-        games = np.flatnonzero((state.phase == 1) & ~state.done)
+        """Log the takes and put-downs among ``actions`` (int[B], about to be played in
+        ``state``)."""
+        actions = np.asarray(actions)
+        running = ~state.done
+        takes = np.flatnonzero((state.phase == 0) & running)
+        self._pending_take[state.current[takes].astype(np.intp), takes] = actions[takes]
+        games = np.flatnonzero((state.phase == 1) & running)
         if games.size == 0:
             return
         seat = state.current[games].astype(np.intp)
-        self.state.put(seat * self.batch_size + games, public_state(state.take(games), np.full(games.size, -1)))
-        self.action[seat, games] = np.asarray(actions)[games]
+        rows = seat * self.batch_size + games
+        self.earlier_state.put(rows, self.state.take(rows))
+        self.earlier_action[seat, games] = self.action[seat, games]
+        self.state.put(rows, public_state(state.take(games), np.full(games.size, -1)))
+        self.action[seat, games] = actions[games]
+        self.take_action[seat, games] = self._pending_take[seat, games]
 
     def reset(self, games) -> None:
         """Forget the given games (call it when a game is dealt again)."""
-        self.action[:, np.asarray(games, np.intp)] = -1
+        games = np.asarray(games, np.intp)
+        for entries in (self.action, self.earlier_action, self.take_action, self._pending_take):
+            entries[:, games] = -1
 
     def take(self, games) -> "PutDownLog":
         """A log of the selected games (int[n], in that order)."""
         games = np.asarray(games, np.intp)
         view = PutDownLog.__new__(PutDownLog)
         rows = (np.arange(MAX_PLAYERS)[:, None] * self.batch_size + games[None, :]).reshape(-1)
-        view.state = self.state.take(rows)
-        view.action = self.action[:, games]
+        view.state, view.earlier_state = self.state.take(rows), self.earlier_state.take(rows)
+        view.action, view.earlier_action = self.action[:, games], self.earlier_action[:, games]
+        view.take_action, view._pending_take = self.take_action[:, games], self._pending_take[:, games]
         return view
 
     def valid(self, public: State) -> np.ndarray:
-        """bool[MAX_PLAYERS, n]: seats whose logged put-down belongs to the round now
+        """bool[MAX_PLAYERS, n]: seats whose latest logged put-down belongs to the round now
         played in ``public`` (the same n games)."""
         logged_round = self.state.round.reshape(MAX_PLAYERS, -1)
         return (self.action >= 0) & (logged_round == public.round[None, :])
+
+    def earlier_valid(self) -> np.ndarray:
+        """bool[MAX_PLAYERS, n]: seats whose put-down before the latest is logged, from the
+        same round, with the take in between (check :meth:`valid` for the latest)."""
+        same_round = self.earlier_state.round == self.state.round
+        return (self.earlier_action >= 0) & (self.take_action >= 0) & same_round.reshape(MAX_PLAYERS, -1)
 
 
 def act_for_seats(sim: Simulator, agents_by_seat, assignment: np.ndarray | None = None, *,

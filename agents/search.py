@@ -9,10 +9,12 @@ For each decision with more than one legal action the bot
    removed cards. Given the table's put-downs (the :class:`~agents.base.PutDownLog` the
    arena and the drivers keep; everyone sees them), it then *reads the other players'
    hands*: a player who has not moved since its last put-down held its present hand plus
-   the card it put down, so each sampled world says what that hand was, and the world is
+   the card it put down, and before that, its hand then less the card its take gained
+   (public for a market take; any card of that hand for a draw) plus the card it put
+   down the turn before. Each sampled world thus says what those hands were, and is
    weighted by how likely a greedy player with softmax noise would have been to put down
-   that card from it (:func:`put_down_log_likelihood`); the search draws its worlds from
-   ``inference_oversample`` times as many samples by these weights;
+   those cards from them (:func:`put_down_log_likelihood`); the search draws its worlds
+   by these weights from ``inference_oversample`` times as many samples;
 2. plays each candidate in every world (common random numbers: all candidates of a
    decision face the same worlds), then rolls the game out to the end with the
    ``greedy`` bot playing every seat, each from its own observation of the sampled world
@@ -34,19 +36,24 @@ that round's result (rolling out all four rounds would cost four times as much f
 little signal).
 
 Measured with the arena (seat-rotated duplicate deals, default budget: 144 worlds,
-whole turns with 3 put-downs per take; one core of the shared 2-core machine): 39.3% wins
-against three greedy bots at 4 players (95% CI 36.6-42.1%, 1200 games, seed 1:
-``python -m agents.arena --players 4 --agents search,greedy,greedy,greedy --games 1200
---seed 1``) and 37.2% (34.3-40.2%, 1000 games, seed 2), fair share 25%, at 0.07 s per
-decision (0.045-0.053 s since the simulator's flat-view pass). 1.5x the budget
-(``search[determinizations=216]``, 0.08 s per decision with another job on the machine)
-won 37.8% (35.1-40.6%) on the same 1200 deals of seed 1 and 37.4% (34.5-40.4%) on the
-1000 of seed 2: no gain. On the same deals the previous default (96 worlds, single actions, 0.034-0.040
-s per decision) won 38.3% (seed 1; 38.2%, CI 36.1-40.4%, over 2000 games) and 35.0%
-(seed 2): whole-turn planning gains 1-2 points, within the noise of each run. The
-previous default won 47.7% at 3 players (fair 33%) and 22.0% at 6 (fair 17%). The budget
-curve flattens: one-step improvement of greedy rollouts is worth about 2 points of
-winning chance per open decision at most.
+whole turns with 3 put-downs per take, hands read from the last two put-downs; each run on
+one core of the shared 2-core machine, with a second run on the other):
+``python -m agents.arena --players 4 --agents search,greedy,greedy,greedy --games 1000
+--seed 1`` (and ``--seed 2``); fair share 25%.
+
+* Hand reading is where the search was losing: a search that *sees* the other hands
+  (the pile still sampled) won 51.7% of 400 games of seed 1 where the honest one won
+  34.0%. Reading the last put-down only won 38.7% of 1200 games (seed 1) and 40.0% of
+  1000 (seed 2), at 0.068 s per decision; the last two put-downs, 40.3% / 40.4% on the
+  same games (0.12 s per decision with up to 3,456 hypotheses per decision late in the
+  game; the default caps them at 864 and won 39.6% (CI 36.6-42.7%, seed 1)
+  and 41.2% (38.2-44.3%, seed 2) of 1000 games each at 0.073-0.075 s per decision).
+* Without hand reading (``search[infer_hands=false]``, or without a log): 39.3% (1200
+  games, seed 1) and 37.2% (1000 games, seed 2) at 0.045-0.053 s per decision. 1.5x
+  the worlds (``determinizations=216``) won no more: 37.8% / 37.4%. Single actions
+  instead of whole turns (96 worlds): 38.3% / 35.0%. That version won 47.7% at 3
+  players (fair 33%) and 22.0% at 6 (fair 17%). One-step improvement of greedy rollouts
+  on uniformly sampled hands flattens at about 38%, whatever the budget.
 
 All rollouts of all games the bot is asked to move in (a whole arena batch) run in one
 Simulator batch, so the per-decision cost shrinks with the batch. All game logic comes
@@ -60,7 +67,6 @@ import dataclasses
 import numpy as np
 
 from startups_env.core import Simulator, State
-from startups_env.observe import observe
 from startups_env.rules import (DECK_SIZE, HAND_SIZE, MAX_PLAYERS, NUM_ACTIONS, NUM_COMPANIES, NUM_REMOVED, Action,
                                 Rules)
 
@@ -200,7 +206,7 @@ class SearchAgent(Agent):
                  max_world_factor: float = 4.0, rollouts: int = 1, rollout_epsilon: float = 0.0,
                  rules: Rules | None = None, max_rollouts: int = 1 << 16, greedy: GreedyParams | None = None,
                  turn_puts: int = 3, halving_width: int = 8, infer_hands: bool = True,
-                 inference_temperature: float = 0.5, inference_oversample: int = 4):
+                 inference_temperature: float = 0.5, inference_oversample: int = 6):
         super().__init__(seed)
         for label, number, low in (("determinizations", determinizations, 1), ("rollouts", rollouts, 1),
                                    ("max_rollouts", max_rollouts, 1), ("halving_rounds", halving_rounds, 0),
@@ -374,7 +380,9 @@ class SearchAgent(Agent):
         others = log.valid(public) & (np.arange(P)[:, None] != seat[None, :])
         if not others.any():
             return None
-        count = worlds * self.inference_oversample
+        # As many hypotheses as an early decision's first round draws: late decisions search
+        # more worlds (short rollouts), not more distinct hands.
+        count = np.minimum(worlds, self.determinizations) * self.inference_oversample
         drawn = determinize(public, seat, count, self.rng)
         game = np.repeat(np.arange(public.batch_size), count)
         weights = put_down_log_likelihood(drawn, log, game, others, self.greedy, self.inference_temperature,
@@ -470,30 +478,67 @@ def put_down_log_likelihood(worlds: State, log: PutDownLog, game: np.ndarray, se
                             params: GreedyParams, temperature: float, rules: Rules) -> np.ndarray:
     """float[m]: log-likelihood of each sampled world (row r a world of game ``game[r]``
     of ``log``) under a model of the other players: each put down cards like the greedy bot
-    with softmax noise, ``P(action) ~ exp(greedy score / temperature)``. For every seat
-    with ``seats[seat, game]`` the world's hand of that seat, plus the card it put down
-    last, is its hand at that put-down (it has not moved since), which is replayed in the
-    logged public state. Worlds in which the seat could not have held the cards it was
-    known to hold then get -inf."""
+    with softmax noise, ``P(action) ~ exp(greedy score / temperature)``.
+
+    For every seat with ``seats[seat, game]``, the world's hand of that seat plus the card
+    it put down last is its hand at that put-down (it has not moved since), replayed in
+    the logged public state. Where the log also holds the put-down before (same round),
+    the hand then follows too: minus the card gained by the take in between (a market
+    take is public; a drawn card is any card of that hand, in proportion to its count),
+    plus the card put down then. Worlds in which the seat could not have held the cards it
+    was known to hold get -inf."""
     m, n = worlds.batch_size, log.batch_size
     total = np.zeros(m)
+    earlier_seats = seats & log.earlier_valid()
     for seat in range(P):
         rows = np.flatnonzero(seats[seat, game])
         if rows.size == 0:
             continue
-        before = log.state.take(seat * n + game[rows])
-        action = log.action[seat, game[rows]]
+        logged = seat * n + game[rows]
+        action = log.action.reshape(-1)[logged]
         hand = worlds.hand[seat].take(rows, axis=-1)  # [C, r]
         hand[(action - Action.KEEP) % C, np.arange(rows.size)] += 1
-        before.hand[seat] = hand
-        held_known = (hand >= before.known[seat]).all(axis=0)
-        mask = Simulator.from_state(before, rules).legal_mask()  # [r, 19]
-        logits = np.where(mask.T, greedy_scores(features(observe(before)), params) / temperature, -np.inf)
-        top = logits.max(axis=0)
-        log_norm = top + np.log(np.exp(logits - top).sum(axis=0))
-        chosen = logits[action, np.arange(rows.size)] - log_norm
-        total[rows] += np.where(held_known & np.isfinite(chosen), chosen, -np.inf)
+        total[rows] += _put_down_log_prob(log.state.take(logged), seat, hand, action, params, temperature, rules)
+
+        earlier = np.flatnonzero(earlier_seats[seat, game[rows]])
+        if earlier.size == 0:
+            continue
+        hand, logged = hand[:, earlier], logged[earlier]
+        taken = log.take_action.reshape(-1)[logged]
+        # Which card the take in between gained: one variant per possible company.
+        gained = np.where(taken[None, :] == Action.DRAW, hand / hand.sum(axis=0),
+                          np.arange(C)[:, None] == (taken - Action.TAKE)[None, :])  # [C, e]
+        column, company = np.nonzero(gained.T > 0)  # variants, grouped by column
+        before_hand = hand[:, column]
+        variant = np.arange(column.size)
+        before_hand[company, variant] -= 1
+        earlier_action = log.earlier_action.reshape(-1)[logged[column]]
+        before_hand[(earlier_action - Action.KEEP) % C, variant] += 1
+        log_prob = _put_down_log_prob(log.earlier_state.take(logged[column]), seat, before_hand, earlier_action,
+                                      params, temperature, rules) + np.log(gained[company, column])
+        # Sum the variants' probabilities per column (log-sum-exp).
+        new_column = np.r_[True, column[1:] != column[:-1]]
+        starts, group = np.flatnonzero(new_column), np.cumsum(new_column) - 1
+        top = np.maximum.reduceat(log_prob, starts)
+        top = np.where(np.isfinite(top), top, 0.0)
+        with np.errstate(divide="ignore"):
+            total[rows[earlier]] += top + np.log(np.add.reduceat(np.exp(log_prob - top[group]), starts))
     return total
+
+
+def _put_down_log_prob(before: State, seat: int, hand: np.ndarray, action: np.ndarray, params: GreedyParams,
+                       temperature: float, rules: Rules) -> np.ndarray:
+    """float[r]: log-probability that ``seat``, holding ``hand`` (int[C, r]) in the public
+    states ``before`` (r rows, the seat to put a card down; modified), puts down ``action``
+    under the softmax-greedy model; -inf where the hand lacks cards it was known to hold."""
+    before.hand[seat] = hand
+    held_known = (hand >= before.known[seat]).all(axis=0)
+    mask = Simulator.from_state(before, rules).legal_mask()  # [r, 19]
+    logits = np.where(mask.T, greedy_scores(state_features(before), params) / temperature, -np.inf)
+    top = logits.max(axis=0)
+    log_norm = top + np.log(np.exp(logits - top).sum(axis=0))
+    chosen = logits[action, np.arange(action.size)] - log_norm
+    return np.where(held_known & np.isfinite(chosen), chosen, -np.inf)
 
 
 def _resample(log_weights: np.ndarray, game: np.ndarray, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -394,39 +394,56 @@ def test_play_aec_game_with_every_agent():
 
 def _greedy_games_with_log(players: int, games: int, seed: int, turns: int) -> tuple[Simulator, PutDownLog, list]:
     """Greedy games played ``turns`` decisions with a put-down log, and every put-down
-    played, as (game, seat, action, state before) in order."""
+    played, as (game, seat, action, state before, take of that turn) in order."""
     sim = Simulator(Rules(num_players=players), games, seed=seed)
     greedy = make_agent("greedy")
     log = PutDownLog(games)
-    played = []
+    played, takes = [], {}
     for _ in range(turns):
         state = sim.state.copy()
         actions = act_for_seats(sim, [greedy] * players, log=log)
-        for g in np.flatnonzero((state.phase == 1) & ~state.done):
-            played.append((g, int(state.current[g]), int(actions[g]), state.take([g])))
+        for g in np.flatnonzero(~state.done):
+            seat = int(state.current[g])
+            if state.phase[g] == 0:
+                takes[(g, seat)] = int(actions[g])
+            else:
+                played.append((g, seat, int(actions[g]), state.take([g]), takes[(g, seat)]))
         sim.step(actions)
     return sim, log, played
 
 
-def test_put_down_log_keeps_each_seats_latest_put_down_and_nothing_hidden():
+def test_put_down_log_keeps_each_seats_last_put_downs_and_nothing_hidden():
     sim, log, played = _greedy_games_with_log(4, 6, seed=3, turns=30)
-    latest = {(g, seat): (action, before) for g, seat, action, before in played}
+    history: dict = {}
+    for g, seat, action, before, take in played:
+        history.setdefault((g, seat), []).append((action, before, take))
+    assert any(len(past) > 1 for past in history.values())
     for g in range(6):
+        row = log.take([g])
         for seat in range(7):
-            row = log.take([g])
-            if (g, seat) not in latest:
-                assert row.action[seat, 0] == -1
+            past = history.get((g, seat), [])
+            if not past:
+                assert row.action[seat, 0] == -1 and row.earlier_action[seat, 0] == -1
                 continue
-            action, before = latest[(g, seat)]
-            assert row.action[seat, 0] == action
-            logged = row.state.take([seat])
-            # The public state just before the put-down: hands reduced to their known cards, no deck.
-            assert np.array_equal(logged.hand, before.known) and (logged.deck == -1).all()
-            for name in ("portfolio", "known", "coins", "chip", "market_count", "pile_pos", "current", "phase", "turn"):
-                assert np.array_equal(getattr(logged, name), getattr(before, name)), name
-    assert log.valid(sim.state).sum() == len(latest)
+            action, before, take = past[-1]
+            assert row.action[seat, 0] == action and row.take_action[seat, 0] == take
+            entries = [(row.state, before)]
+            if len(past) > 1:
+                entries.append((row.earlier_state, past[-2][1]))
+                assert row.earlier_action[seat, 0] == past[-2][0] and row.earlier_valid()[seat, 0]
+            else:
+                assert row.earlier_action[seat, 0] == -1 and not row.earlier_valid()[seat, 0]
+            for states, truth in entries:
+                logged = states.take([seat])
+                # The public state just before the put-down: hands reduced to their known cards, no deck.
+                assert np.array_equal(logged.hand, truth.known) and (logged.deck == -1).all()
+                for name in ("portfolio", "known", "coins", "chip", "market_count", "pile_pos", "current", "phase",
+                             "turn"):
+                    assert np.array_equal(getattr(logged, name), getattr(truth, name)), name
+    assert log.valid(sim.state).sum() == len(history)
     log.reset([0])
     assert (log.action[:, 0] == -1).all() and not log.valid(sim.state)[:, 0].any()
+    assert not log.earlier_valid()[:, 0].any()
 
 
 def test_put_down_likelihood_prefers_the_true_hands():
