@@ -14,7 +14,7 @@ Drivers:
 * :func:`play_aec_game` lets agents play one game of the PettingZoo AEC environment.
 
 Both keep a :class:`PutDownLog` for agents that read the table's history
-(``reads_put_downs``): every seat's latest put-down, as the whole table saw it.
+(``reads_put_downs``): every seat's last two put-downs, as the whole table saw them.
 """
 
 from __future__ import annotations
@@ -216,8 +216,8 @@ def act_for_seats(sim: Simulator, agents_by_seat, assignment: np.ndarray | None 
     timings: optional dict; for each agent called, ``timings[i]`` (i = the agent's first
     index in ``agents_by_seat``) accumulates ``[decisions, seconds inside act()]``.
 
-    log: the :class:`PutDownLog` of ``sim``'s games, for agents that read it; the put-downs
-    chosen here are recorded in it (as if played: call ``sim.step`` with the result).
+    log: the :class:`PutDownLog` of ``sim``'s games, for agents that read it; the takes and
+    put-downs chosen here are recorded in it (as if played: call ``sim.step`` with the result).
     """
     state = sim.state
     b = state.batch_size

@@ -516,13 +516,9 @@ def put_down_log_likelihood(worlds: State, log: PutDownLog, game: np.ndarray, se
         before_hand[(earlier_action - Action.KEEP) % C, variant] += 1
         log_prob = _put_down_log_prob(log.earlier_state.take(logged[column]), seat, before_hand, earlier_action,
                                       params, temperature, rules) + np.log(gained[company, column])
-        # Sum the variants' probabilities per column (log-sum-exp).
-        new_column = np.r_[True, column[1:] != column[:-1]]
-        starts, group = np.flatnonzero(new_column), np.cumsum(new_column) - 1
-        top = np.maximum.reduceat(log_prob, starts)
-        top = np.where(np.isfinite(top), top, 0.0)
-        with np.errstate(divide="ignore"):
-            total[rows[earlier]] += top + np.log(np.add.reduceat(np.exp(log_prob - top[group]), starts))
+        # Sum the variants' probabilities per column.
+        starts = np.flatnonzero(np.r_[True, column[1:] != column[:-1]])
+        total[rows[earlier]] += np.logaddexp.reduceat(log_prob, starts)
     return total
 
 
@@ -535,9 +531,7 @@ def _put_down_log_prob(before: State, seat: int, hand: np.ndarray, action: np.nd
     held_known = (hand >= before.known[seat]).all(axis=0)
     mask = Simulator.from_state(before, rules).legal_mask()  # [r, 19]
     logits = np.where(mask.T, greedy_scores(state_features(before), params) / temperature, -np.inf)
-    top = logits.max(axis=0)
-    log_norm = top + np.log(np.exp(logits - top).sum(axis=0))
-    chosen = logits[action, np.arange(action.size)] - log_norm
+    chosen = logits[action, np.arange(action.size)] - np.logaddexp.reduce(logits, axis=0)
     return np.where(held_known & np.isfinite(chosen), chosen, -np.inf)
 
 
