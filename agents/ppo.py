@@ -32,6 +32,8 @@ from startups_env.observe import OBS_DIM, OBS_HIGH, PIECES, SLICES
 from startups_env.rules import MAX_PLAYERS, NUM_ACTIONS, NUM_COMPANIES
 
 from .base import Agent, check_act_inputs
+from .features import features as parse_features
+from .greedy import greedy_scores
 
 FORMAT = "startups-ppo"
 FORMAT_VERSION = 1
@@ -84,6 +86,21 @@ def derived_features(obs: torch.Tensor) -> torch.Tensor:
     return torch.cat(blocks, dim=1)
 
 
+#: How far below the greedy bot's best action its prior scores reach (in coin-like units).
+PRIOR_FLOOR = 5.0
+
+
+def greedy_prior(obs: torch.Tensor) -> torch.Tensor:
+    """float[B, 19]: the ``greedy`` bot's score of every action relative to its best one,
+    clipped to [-PRIOR_FLOOR, 0] (actions it never plays, e.g. of the other phase, sit at
+    the floor). Computed from the observation alone by :func:`agents.greedy.greedy_scores`,
+    so a checkpoint using it stays weights only."""
+    scores = greedy_scores(parse_features(obs.detach().cpu().numpy()))  # [19, B], -inf where unplayable
+    scores = np.where(np.isfinite(scores), scores, -1e9)
+    relative = np.maximum(scores - scores.max(axis=0), -PRIOR_FLOOR)
+    return torch.from_numpy(np.ascontiguousarray(relative.T, dtype=np.float32)).to(obs.device)
+
+
 def _mlp(sizes: list[int], out: int, out_gain: float, generator: torch.Generator | None) -> nn.Sequential:
     layers: list[nn.Module] = []
     for a, b in itertools.pairwise(sizes):
@@ -105,13 +122,20 @@ class ActorCritic(nn.Module):
     ReLU rather than CleanRL's tanh: on the CPU builds of torch used here tanh costs about
     20x a ReLU and more than the matrix product itself at width 128.
 
+    With ``greedy_prior`` the network starts from the ``greedy`` bot rather than from
+    uniform play: the greedy bot's relative action scores (:func:`greedy_prior`) are fed
+    in beside the observation, and the actor's logits are ``prior_weight *`` those scores
+    plus the MLP's output, with ``prior_weight`` a learned scalar (initially
+    ``prior_init``). The MLP's last layer starts near zero, so the untrained policy's most
+    likely action is the greedy bot's, and PPO learns where to depart from it.
+
     ``obs_scale`` is a buffer, so a checkpoint carries its own input normalisation.
     Illegal actions are masked with ``torch.where(mask, logits, finfo.min)``.
     """
 
     def __init__(self, obs_dim: int = OBS_DIM, hidden: list[int] | tuple[int, ...] = (128, 128),
                  num_actions: int = NUM_ACTIONS, generator: torch.Generator | None = None, features: bool = True,
-                 critic_extra: int = 0):
+                 critic_extra: int = 0, greedy_prior: bool = False, prior_init: float = 2.0):
         super().__init__()
         hidden = [int(h) for h in hidden]
         if not hidden or min(hidden) < 1:
@@ -124,21 +148,35 @@ class ActorCritic(nn.Module):
         self.critic_extra = int(critic_extra)
         scale = obs_scale() if obs_dim == OBS_DIM else np.ones(obs_dim, np.float32)
         self.register_buffer("obs_scale", torch.as_tensor(scale))
-        inputs = obs_dim + (NUM_DERIVED if self.features else 0)
+        self.greedy_prior = bool(greedy_prior) and self.obs_dim == OBS_DIM and self.num_actions == NUM_ACTIONS
+        if self.greedy_prior:
+            self.prior_weight = nn.Parameter(torch.tensor(float(prior_init)))
+        inputs = obs_dim + (NUM_DERIVED if self.features else 0) + (self.num_actions if self.greedy_prior else 0)
         self.actor = _mlp([inputs, *hidden], num_actions, 0.01, generator)
         self.critic = _mlp([inputs + self.critic_extra, *hidden], 1, 1.0, generator)
 
     def config(self) -> dict[str, Any]:
         return {"obs_dim": self.obs_dim, "num_actions": self.num_actions, "hidden": list(self.hidden),
-                "features": self.features, "critic_extra": self.critic_extra, "obs_layout": OBS_LAYOUT}
+                "features": self.features, "critic_extra": self.critic_extra, "greedy_prior": self.greedy_prior,
+                "obs_layout": OBS_LAYOUT}
 
-    def inputs(self, obs: torch.Tensor) -> torch.Tensor:
-        """The network input: the scaled observation (+ the derived features)."""
-        x = obs * self.obs_scale
-        return torch.cat([x, derived_features(obs)], dim=1) if self.features else x
+    def inputs(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """(the network input: the scaled observation, + the derived features, + the
+        greedy prior scaled to [-1, 0]; the greedy prior or None)."""
+        parts = [obs * self.obs_scale]
+        if self.features:
+            parts.append(derived_features(obs))
+        prior = greedy_prior(obs) if self.greedy_prior else None
+        if prior is not None:
+            parts.append(prior / PRIOR_FLOOR)
+        return (torch.cat(parts, dim=1) if len(parts) > 1 else parts[0]), prior
+
+    def _actor_logits(self, x: torch.Tensor, prior: torch.Tensor | None) -> torch.Tensor:
+        logits = self.actor(x)
+        return logits if prior is None else logits + self.prior_weight * prior
 
     def masked_logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        logits = self.actor(self.inputs(obs))
+        logits = self._actor_logits(*self.inputs(obs))
         return torch.where(mask, logits, torch.finfo(logits.dtype).min)
 
     def _critic_input(self, x: torch.Tensor, extra: torch.Tensor | None) -> torch.Tensor:
@@ -150,13 +188,13 @@ class ActorCritic(nn.Module):
         return torch.cat([x, extra], dim=1)
 
     def value(self, obs: torch.Tensor, extra: torch.Tensor | None = None) -> torch.Tensor:
-        return self.critic(self._critic_input(self.inputs(obs), extra)).squeeze(-1)
+        return self.critic(self._critic_input(self.inputs(obs)[0], extra)).squeeze(-1)
 
     def forward(self, obs: torch.Tensor, mask: torch.Tensor,
                 extra: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """(masked logits [B, A], values [B]); ``extra``: the critic's extra inputs."""
-        x = self.inputs(obs)
-        logits = self.actor(x)
+        x, prior = self.inputs(obs)
+        logits = self._actor_logits(x, prior)
         value = self.critic(self._critic_input(x, extra)).squeeze(-1)
         return torch.where(mask, logits, torch.finfo(logits.dtype).min), value
 
@@ -205,7 +243,8 @@ def model_from_checkpoint(data: dict[str, Any], path: str = "<checkpoint>") -> A
     try:
         model = ActorCritic(config["obs_dim"], config["hidden"], config["num_actions"],
                             features=bool(config.get("features", False)),
-                            critic_extra=int(config.get("critic_extra", 0)))
+                            critic_extra=int(config.get("critic_extra", 0)),
+                            greedy_prior=bool(config.get("greedy_prior", False)))
         model.load_state_dict(data["model"])
     except (KeyError, TypeError, ValueError, RuntimeError) as exc:
         raise CheckpointError(f"{path}: weights do not match the declared network {config}: {exc}") from exc

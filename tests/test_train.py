@@ -123,6 +123,26 @@ def test_checkpoint_round_trip(tmp_path):
     assert mask.numpy()[np.arange(64), sampled[0]].all()
 
 
+def test_greedy_prior_starts_from_the_greedy_bot_and_round_trips(tmp_path):
+    from agents.features import features
+    from agents.greedy import greedy_actions
+
+    model = ActorCritic(hidden=[16], generator=torch.Generator().manual_seed(0), greedy_prior=True)
+    sim = Simulator(batch_size=256, seed=4)
+    for _ in range(30):  # positions of both phases, well into the game
+        sim.step(sim.random_actions())
+    obs, mask = observe(sim.state), sim.legal_mask()
+    untrained = PPOAgent(model).act(obs, mask)
+    greedy = greedy_actions(features(obs), mask)
+    assert mask[np.arange(256), untrained].all()
+    assert (untrained == greedy).mean() > 0.9, "the untrained policy plays like the greedy bot"
+    path = tmp_path / "prior.pt"
+    atomic_save(checkpoint_dict(model, kind="policy"), str(path))
+    loaded = load_ppo_agent(str(path))
+    assert loaded.model.greedy_prior and read_checkpoint(str(path))["config"]["greedy_prior"]
+    assert np.array_equal(loaded.logits(obs, mask), PPOAgent(model).logits(obs, mask))
+
+
 def test_bad_checkpoints_give_clear_errors(tmp_path):
     model = ActorCritic(hidden=[8])
     good = tmp_path / "good.pt"

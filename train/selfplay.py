@@ -103,6 +103,9 @@ class Args:
     """widths of the hidden layers of the actor and of the critic"""
     features: bool = True
     """feed the network derived per-company features (agents.ppo.derived_features) beside the observation"""
+    greedy_prior: bool = False
+    """start the policy from the greedy bot: its action scores are an input and a learned multiple of them is
+    added to the actor's logits (agents.ppo.ActorCritic)"""
     privileged_critic: bool = True
     """give the critic (training only) every seat's hand, the pile's make-up and the kind of opponent at the
     table; the policy still acts from its own observation"""
@@ -353,8 +356,10 @@ def train(args: Args, given: dict[str, Any] | None = None) -> dict[str, Any]:
             merged.setdefault("privileged_critic", False)
             if hidden_sizes(merged["hidden"]) != list(saved["config"]["hidden"]):
                 raise ValueError(f"--hidden {merged['hidden']} differs from the checkpoint's {saved['config']['hidden']}")
-            if bool(merged.get("features", False)) != bool(saved["config"].get("features", False)):
-                raise ValueError(f"--features {merged.get('features')} differs from the checkpoint's network")
+            merged.setdefault("greedy_prior", False)
+            for flag in ("features", "greedy_prior"):
+                if bool(merged[flag]) != bool(saved["config"].get(flag, False)):
+                    raise ValueError(f"--{flag.replace('_', '-')} {merged[flag]} differs from the checkpoint's network")
             merged["resume"], merged["out"] = True, args.out
             args = Args(**{f.name: merged.get(f.name, f.default) for f in dataclasses.fields(Args)})
         else:
@@ -377,7 +382,7 @@ def train(args: Args, given: dict[str, Any] | None = None) -> dict[str, Any]:
         raise ValueError("--privileged-critic / --baselines differ from the checkpoint's critic "
                          f"({saved['config'].get('critic_extra', 0)} extra inputs, these flags give {extra_dim})")
     model = ActorCritic(OBS_DIM, hidden_sizes(args.hidden), NUM_ACTIONS, generator=gen, features=args.features,
-                        critic_extra=extra_dim)
+                        critic_extra=extra_dim, greedy_prior=args.greedy_prior)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.learning_rate, eps=1e-5)
     global_step = decisions = updates = 0
     wall_before = 0.0
@@ -403,7 +408,7 @@ def train(args: Args, given: dict[str, Any] | None = None) -> dict[str, Any]:
         for data in saved["pool"]:
             if data["kind"] == "snapshot":
                 snap = ActorCritic(OBS_DIM, hidden_sizes(args.hidden), NUM_ACTIONS, features=args.features,
-                                   critic_extra=extra_dim)
+                                   critic_extra=extra_dim, greedy_prior=args.greedy_prior)
                 snap.load_state_dict(data["model"])
                 entry = PoolEntry(data["name"], "snapshot", frozen_agent(snap, data["name"], int(np_rng.integers(2**31))),
                                   step=data["step"])
