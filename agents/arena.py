@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from startups_env.core import Simulator, shuffled_decks
-from startups_env.rules import DEFAULT_TURN_CAP, MAX_PLAYERS, MIN_PLAYERS, Rules
+from startups_env.rules import DECK_SIZE, DEFAULT_TURN_CAP, HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS, NUM_REMOVED, Rules
 
 from .base import Agent, PutDownLog, act_for_seats, make_agent
 
@@ -302,7 +302,7 @@ def run_arena(agents, players: int, games: int, seed: int = 0, *, rules: Rules |
                         decks=game_decks[lo:hi])
         assignment = seat_entry[lo:hi]
         log = PutDownLog(hi - lo) if any(agent.reads_put_downs for agent in built) else None
-        finished = 0
+        shown = 0
         while not sim.done.all():
             timings: dict[int, list] = {}
             actions = act_for_seats(sim, built, assignment, timings=timings, log=log)
@@ -311,9 +311,11 @@ def run_arena(agents, players: int, games: int, seed: int = 0, *, rules: Rules |
                 act_seconds[index] += secs
             sim.step(actions)
             if bar is not None:
-                now = int(sim.done.sum())
-                bar.update(now - finished)
-                finished = now
+                now = int(played_share(sim.state, rules.rounds).sum())
+                bar.update(now - shown)
+                shown = now
+        if bar is not None:
+            bar.update(hi - lo - shown)
         st = sim.state
         seat_ranks = st.ranks[:players].T  # [n, seat]
         seat_scores = st.scores[:players].T
@@ -331,6 +333,16 @@ def run_arena(agents, players: int, games: int, seed: int = 0, *, rules: Rules |
                        truncated=truncated, turns=turns, rating_mu=mu, rating_sigma=sigma,
                        decisions=decisions, act_seconds=act_seconds, wall_seconds=wall,
                        rounds=rules.rounds, turn_cap=rules.turn_cap)
+
+
+def played_share(state, rounds: int) -> np.ndarray:
+    """float[B]: how far each game is played, 0 to 1 (1 once over): its rounds done plus
+    the share of this round's pile drawn. The progress bar counts these, so that it moves
+    while a batch whose games all end together is played (a pile empties only by draws,
+    so this runs a little ahead of the turns played)."""
+    start = NUM_REMOVED + HAND_SIZE * state.num_players.astype(np.float64)
+    drawn = np.clip((state.pile_pos - start) / (DECK_SIZE - start), 0.0, 1.0)
+    return np.where(state.terminated | state.truncated, 1.0, (state.round + drawn) / rounds)
 
 
 def _ratings(ranks: np.ndarray, players: int) -> tuple[list[float], list[float]]:

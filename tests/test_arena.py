@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from agents import act_for_seats, make_agent
-from agents.arena import ArenaResult, main, parse_agent_spec, run_arena, wilson_interval
+from agents.arena import ArenaResult, main, parse_agent_spec, played_share, run_arena, wilson_interval
 from startups_env import Rules, Simulator
 from startups_env.core import shuffled_decks
 
@@ -202,3 +202,17 @@ def test_ladder_errors(argv, message, capsys):
     with pytest.raises(SystemExit):
         ladder_main(argv)
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("rounds", [1, 4])
+def test_played_share_runs_from_zero_to_one_without_going_back(rounds):
+    sim = Simulator(Rules(num_players=5, rounds=rounds), batch_size=16, seed=2)
+    share = played_share(sim.state, rounds)
+    assert np.array_equal(share, np.zeros(16))
+    while not sim.done.all():
+        sim.step(sim.random_actions())
+        now = played_share(sim.state, rounds)
+        assert (now >= share).all() and (now <= 1).all()
+        assert (now[sim.done] == 1).all()
+        share = now
+    assert (share == 1).all()
