@@ -87,6 +87,9 @@ def test_resume_continues_the_run(tiny_run, tmp_path):
     # The network shape cannot change on resume.
     proc = run_trainer("--resume", "--total-steps", "8192", "--out", str(out), "--hidden", "8,8", "--no-progress")
     assert proc.returncode == 2 and "hidden" in proc.stderr
+    assert after["config"]["greedy_prior"], "the trainer's default starts from the greedy bot"
+    proc = run_trainer("--resume", "--total-steps", "8192", "--out", str(out), "--no-greedy-prior", "--no-progress")
+    assert proc.returncode == 2 and "--greedy-prior False differs" in proc.stderr
 
 
 def test_resume_with_a_corrupt_checkpoint_fails_clearly(tmp_path):

@@ -109,7 +109,8 @@ def main(argv=None) -> int:
                        hidden=f"{args.hidden},{args.hidden}", self_play_share=0.0, pool_size=0,
                        baselines=args.opponents, pfsp_power=0.0, eval_every=10**12, final_eval_games=0,
                        checkpoint_every=10**12, progress=False, total_steps=10**12, max_seconds=args.seconds,
-                       learning_rate=args.learning_rate, anneal_lr=False)  # SB3 keeps its rate constant too
+                       learning_rate=args.learning_rate, anneal_lr=False,  # SB3 keeps its rate constant too
+                       greedy_prior=False)  # SB3's MlpPolicy starts from scratch too
     native = train(native_args)
     report["native"] = {"steps": native["global_step"], "decisions": native["decisions"], "wall": native["wall_time"]}
 

@@ -26,6 +26,11 @@ more often (``--pfsp-power 0``: uniform).
 every game of a 3-7 table, where a pure win/loss reward (``--reward win``) is mostly -1/(N-1).
 No score shaping (``--reward score`` exists in the simulator; not used by default).
 
+**Policy.** Separate actor and critic MLPs over the observation and derived per-company
+features; by default the actor starts from the ``greedy`` bot (``--greedy-prior``: the
+bot's action scores are inputs, and a learned multiple of them is added to the logits),
+so training refines a sensible player instead of rediscovering one.
+
 **PPO.** Masked logits (``torch.where(mask, logits, finfo.min)``), GAE, clipped policy
 loss, entropy bonus, linear learning-rate decay, advantage normalisation per minibatch.
 A game cut by the turn cap is bootstrapped with the value of its last observation.
@@ -103,9 +108,10 @@ class Args:
     """widths of the hidden layers of the actor and of the critic"""
     features: bool = True
     """feed the network derived per-company features (agents.ppo.derived_features) beside the observation"""
-    greedy_prior: bool = False
+    greedy_prior: bool = True
     """start the policy from the greedy bot: its action scores are an input and a learned multiple of them is
-    added to the actor's logits (agents.ppo.ActorCritic)"""
+    added to the actor's logits (agents.ppo.ActorCritic). Measured: a 300k-step run wins 0.25 / 0.78 of 1000 games
+    against 3 greedy / 3 random bots with it and 0.18 / 0.70 without, for 14% fewer decisions per CPU second"""
     privileged_critic: bool = True
     """give the critic (training only) every seat's hand, the pile's make-up and the kind of opponent at the
     table; the policy still acts from its own observation"""
