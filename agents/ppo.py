@@ -10,9 +10,11 @@ with ``torch.load(path, weights_only=True)`` (no code runs on load). Keys:
 * ``format`` = ``"startups-ppo"``, ``version`` = 1;
 * ``config``: ``obs_dim``, ``num_actions``, ``hidden`` (list of layer widths),
   ``features`` (whether the derived features of :func:`derived_features` are computed
-  and fed in beside the observation), ``critic_extra`` (training-only critic inputs, see
-  :class:`ActorCritic`) and ``obs_layout`` (the observation pieces as ``"name:size,..."``), checked against this
-  build of ``startups_env`` so a policy trained on another observation fails loudly;
+  and fed in beside the observation), ``greedy_prior`` (whether the greedy bot's action
+  scores are inputs and part of the logits; absent in older files: no), ``critic_extra``
+  (training-only critic inputs, see :class:`ActorCritic`) and ``obs_layout`` (the
+  observation pieces as ``"name:size,..."``), checked against this build of
+  ``startups_env`` so a policy trained on another observation fails loudly;
 * ``model``: the :class:`ActorCritic` state dict;
 * training checkpoints add ``args``, ``rules``, ``global_step``, ``optimizer``, ``pool``,
   generator states, ... (see ``train/selfplay.py``); the loader ignores them.
@@ -166,8 +168,9 @@ class ActorCritic(nn.Module):
         parts = [obs * self.obs_scale]
         if self.features:
             parts.append(derived_features(obs))
-        prior = greedy_prior(obs) if self.greedy_prior else None
-        if prior is not None:
+        prior = None
+        if self.greedy_prior:
+            prior = greedy_prior(obs)
             parts.append(prior / PRIOR_FLOOR)
         return (torch.cat(parts, dim=1) if len(parts) > 1 else parts[0]), prior
 
