@@ -39,15 +39,21 @@ Measured with the arena (seat-rotated duplicate deals, default budget: 144 world
 whole turns with 3 put-downs per take, hands read from the last two put-downs; each run on
 one core of the shared 2-core machine, with a second run on the other):
 ``python -m agents.arena --players 4 --agents search,greedy,greedy,greedy --games 1000
---seed 1`` (and ``--seed 2``); fair share 25%.
+--seed 1`` (and ``--seed 2``, ``3``, ``4``); fair share 25%.
+
+* The default wins 39.6%, 41.2%, 40.1% and 40.0% of 1000 games on seeds 1-4: **40.2%
+  of 4,000** (95% CI 38.7-41.8%), at 0.069-0.075 s per decision, no game at the turn
+  cap. At 3 players (``--players 3 --agents search,greedy,greedy --games 999 --seed 1``)
+  it wins 55.3% (52.2-58.3%; fair 33%, 0.090 s per decision, 0.4% of games at the cap);
+  at 6 players (``--players 6 --agents search,greedy,greedy,greedy,greedy,greedy --games
+  600``, seeds 1 and 2) 22.8% of 1,200 (20.5-25.3%; fair 17%; 0.067-0.093 s per decision).
 
 * Hand reading is where the search was losing: a search that *sees* the other hands
   (the pile still sampled) won 51.7% of 400 games of seed 1 where the honest one won
   34.0%. Reading the last put-down only won 38.7% of 1200 games (seed 1) and 40.0% of
   1000 (seed 2), at 0.068 s per decision; the last two put-downs, 40.3% / 40.4% on the
   same games (0.12 s per decision with up to 3,456 hypotheses per decision late in the
-  game; the default caps them at 864 and won 39.6% (CI 36.6-42.7%, seed 1)
-  and 41.2% (38.2-44.3%, seed 2) of 1000 games each at 0.073-0.075 s per decision).
+  game; the default caps them at 864).
 * Without hand reading (``search[infer_hands=false]``, or without a log): 39.3% (1200
   games, seed 1) and 37.2% (1000 games, seed 2) at 0.045-0.053 s per decision. 1.5x
   the worlds (``determinizations=216``) won no more: 37.8% / 37.4%. Single actions
