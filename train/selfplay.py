@@ -111,7 +111,7 @@ class Args:
     greedy_prior: bool = True
     """start the policy from the greedy bot: its action scores are an input and a learned multiple of them is
     added to the actor's logits (agents.ppo.ActorCritic). Measured: a 300k-step run wins 0.25 / 0.78 of 1000 games
-    against 3 greedy / 3 random bots with it and 0.18 / 0.70 without, for 14% fewer decisions per CPU second"""
+    against 3 greedy / 3 random bots with it and 0.18 / 0.70 without, for about 17% fewer decisions per second"""
     privileged_critic: bool = True
     """give the critic (training only) every seat's hand, the pile's make-up and the kind of opponent at the
     table; the policy still acts from its own observation"""
