@@ -342,7 +342,7 @@ def played_share(state, rounds: int) -> np.ndarray:
     so this runs a little ahead of the turns played)."""
     start = NUM_REMOVED + HAND_SIZE * state.num_players.astype(np.float64)
     drawn = np.clip((state.pile_pos - start) / (DECK_SIZE - start), 0.0, 1.0)
-    return np.where(state.terminated | state.truncated, 1.0, (state.round + drawn) / rounds)
+    return np.where(state.done, 1.0, (state.round + drawn) / rounds)
 
 
 def _ratings(ranks: np.ndarray, players: int) -> tuple[list[float], list[float]]:

@@ -196,7 +196,13 @@ class ActorCritic(nn.Module):
     def forward(self, obs: torch.Tensor, mask: torch.Tensor,
                 extra: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """(masked logits [B, A], values [B]); ``extra``: the critic's extra inputs."""
-        x, prior = self.inputs(obs)
+        return self.heads(*self.inputs(obs), mask, extra)
+
+    def heads(self, x: torch.Tensor, prior: torch.Tensor | None, mask: torch.Tensor,
+              extra: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`forward` from the output of :meth:`inputs`. The inputs hold no learned
+        parameters, so a trainer that passes over the same observations several times can
+        compute them (the greedy prior above all) once."""
         logits = self._actor_logits(x, prior)
         value = self.critic(self._critic_input(x, extra)).squeeze(-1)
         return torch.where(mask, logits, torch.finfo(logits.dtype).min), value

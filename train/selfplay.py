@@ -387,8 +387,12 @@ def train(args: Args, given: dict[str, Any] | None = None) -> dict[str, Any]:
     if saved is not None and int(saved["config"].get("critic_extra", 0)) != extra_dim:
         raise ValueError("--privileged-critic / --baselines differ from the checkpoint's critic "
                          f"({saved['config'].get('critic_extra', 0)} extra inputs, these flags give {extra_dim})")
-    model = ActorCritic(OBS_DIM, hidden_sizes(args.hidden), NUM_ACTIONS, generator=gen, features=args.features,
-                        critic_extra=extra_dim, greedy_prior=args.greedy_prior)
+
+    def new_network(generator: torch.Generator | None = None) -> ActorCritic:
+        return ActorCritic(OBS_DIM, hidden_sizes(args.hidden), NUM_ACTIONS, generator=generator,
+                           features=args.features, critic_extra=extra_dim, greedy_prior=args.greedy_prior)
+
+    model = new_network(gen)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.learning_rate, eps=1e-5)
     global_step = decisions = updates = 0
     wall_before = 0.0
@@ -413,8 +417,7 @@ def train(args: Args, given: dict[str, Any] | None = None) -> dict[str, Any]:
         known = {e.name: e for e in pool}
         for data in saved["pool"]:
             if data["kind"] == "snapshot":
-                snap = ActorCritic(OBS_DIM, hidden_sizes(args.hidden), NUM_ACTIONS, features=args.features,
-                                   critic_extra=extra_dim, greedy_prior=args.greedy_prior)
+                snap = new_network()
                 snap.load_state_dict(data["model"])
                 entry = PoolEntry(data["name"], "snapshot", frozen_agent(snap, data["name"], int(np_rng.integers(2**31))),
                                   step=data["step"])
@@ -562,12 +565,15 @@ def train(args: Args, given: dict[str, Any] | None = None) -> dict[str, Any]:
             f_act, f_logp = act_buf.reshape(-1), logp_buf.reshape(-1)
             f_adv, f_ret, f_val = advantages.reshape(-1), returns.reshape(-1), val_buf.reshape(-1)
             f_extra = extra_buf.reshape(-1, extra_dim)
+            with torch.no_grad():  # functions of the observation alone: once per update, not per epoch
+                f_x, f_prior = model.inputs(f_obs)
             clipfracs, approx_kl = [], torch.zeros(())
             for _epoch in range(args.update_epochs):
                 order = torch.from_numpy(np_rng.permutation(batch_size))
                 for lo in range(0, batch_size, minibatch):
                     idx = order[lo:lo + minibatch]
-                    logits, value = model(f_obs[idx], f_mask[idx], f_extra[idx] if extra_dim else None)
+                    logits, value = model.heads(f_x[idx], None if f_prior is None else f_prior[idx], f_mask[idx],
+                                                f_extra[idx] if extra_dim else None)
                     log_probs = F.log_softmax(logits, dim=1)
                     new_logp = log_probs.gather(1, f_act[idx, None]).squeeze(1)
                     # Masked entries have probability 0: leave them out of the entropy sum.
