@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from startups_env.core import Simulator, shuffled_decks
-from startups_env.rules import DECK_SIZE, DEFAULT_TURN_CAP, HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS, NUM_REMOVED, Rules
+from startups_env.rules import DECK_SIZE, DEFAULT_TURN_CAP, MAX_PLAYERS, MIN_PLAYERS, Rules, pile_start
 
 from .base import Agent, PutDownLog, act_for_seats, make_agent
 
@@ -340,7 +340,7 @@ def played_share(state, rounds: int) -> np.ndarray:
     the share of this round's pile drawn. The progress bar counts these, so that it moves
     while a batch whose games all end together is played (a pile empties only by draws,
     so this runs a little ahead of the turns played)."""
-    start = NUM_REMOVED + HAND_SIZE * state.num_players.astype(np.float64)
+    start = pile_start(state.num_players.astype(np.float64))
     drawn = np.clip((state.pile_pos - start) / (DECK_SIZE - start), 0.0, 1.0)
     return np.where(state.done, 1.0, (state.round + drawn) / rounds)
 

@@ -74,7 +74,7 @@ import numpy as np
 
 from startups_env.core import Simulator, State
 from startups_env.rules import (DECK_SIZE, HAND_SIZE, MAX_PLAYERS, NUM_ACTIONS, NUM_COMPANIES, NUM_REMOVED, Action,
-                                Rules)
+                                Rules, pile_start)
 
 from .base import Agent, PutDownLog, check_act_inputs
 from .features import features, state_features
@@ -301,7 +301,7 @@ class SearchAgent(Agent):
         """int[n] worlds per candidate in the first round: more late in the game, where
         rollouts are short (their cost grows with the cards left in the pile, about a
         turn per card, up to the horizon)."""
-        dealt_pile = DECK_SIZE - NUM_REMOVED - HAND_SIZE * public.num_players.astype(np.float64)
+        dealt_pile = DECK_SIZE - pile_start(public.num_players.astype(np.float64))
         pile = DECK_SIZE - public.pile_pos.astype(np.float64)
         if self.horizon:
             dealt_pile = np.minimum(dealt_pile, self.horizon)

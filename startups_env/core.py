@@ -41,6 +41,7 @@ from .rules import (
     Action,
     Rules,
     action_to_string,
+    pile_start,
 )
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
@@ -439,7 +440,7 @@ class Simulator:
         s.chip.reshape(-1)[company] = _NO_ONE
         for market in (s.market_count, s.market_head, s.market_paid, s.market_coins):
             market.reshape(-1)[company] = 0
-        s.pile_pos[games] = NUM_REMOVED + HAND_SIZE * n_players
+        s.pile_pos[games] = pile_start(n_players)
         s.current[games] = starters
         s.phase[games] = TAKE_PHASE
         s.barred[games] = _NO_ONE
