@@ -1,5 +1,6 @@
 """The self-play trainer (tiny subprocess runs, CleanRL style) and PPO checkpoints."""
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -200,6 +201,15 @@ def test_args_cli():
             check_args(Args(**bad))
     with pytest.raises(SystemExit):
         parse_args(["--no-such-flag"])
+
+
+def test_help_lists_every_flag(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        parse_args(["--help"])
+    assert exit_info.value.code == 0
+    text = capsys.readouterr().out
+    for field in dataclasses.fields(Args):
+        assert "--" + field.name.replace("_", "-") in text
 
 
 @pytest.mark.skipif(not os.path.isfile(DEFAULT_WEIGHTS), reason="shipped weights not built yet")

@@ -190,7 +190,8 @@ def build_parser() -> argparse.ArgumentParser:
     docs = _field_docs(Args)
     for f in dataclasses.fields(Args):
         flag = "--" + f.name.replace("_", "-")
-        help_text = f"{docs.get(f.name, '')} (default: {f.default})"
+        # argparse %-formats help texts: a literal % in a docstring must be doubled.
+        help_text = f"{docs.get(f.name, '')} (default: {f.default})".replace("%", "%%")
         if f.type in (bool, "bool"):
             parser.add_argument(flag, action=argparse.BooleanOptionalAction, help=help_text)
         else:
