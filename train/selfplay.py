@@ -112,6 +112,10 @@ class Args:
     """start the policy from the greedy bot: its action scores are an input and a learned multiple of them is
     added to the actor's logits (agents.ppo.ActorCritic). Measured: a 300k-step run wins 0.25 / 0.78 of 1000 games
     against 3 greedy / 3 random bots with it and 0.18 / 0.70 without, for about 17% fewer decisions per second"""
+    init_policy: str = ""
+    """start a new run from this policy file (e.g. one distilled from the search bot by train.distill) instead of
+    from scratch: its actor, and its critic with the privileged inputs at zero weight; --hidden, --features and
+    --greedy-prior must match it (ignored on --resume)"""
     privileged_critic: bool = True
     """give the critic (training only) every seat's hand, the pile's make-up and the kind of opponent at the
     table; the policy still acts from its own observation"""
@@ -223,6 +227,8 @@ def check_args(args: Args) -> None:
     if args.pool_size < 0 or args.final_eval_games < 0 or args.pfsp_power < 0 or args.max_seconds < 0:
         raise ValueError("--pool-size, --final-eval-games, --pfsp-power and --max-seconds must be >= 0")
     Rules(num_players=args.eval_players, turn_cap=args.turn_cap)  # validates both
+    if args.init_policy and not os.path.isfile(args.init_policy):
+        raise ValueError(f"--init-policy {args.init_policy}: no such file")
 
 
 def hidden_sizes(text: str) -> list[int]:
@@ -275,6 +281,26 @@ def git_revision() -> str:
                               timeout=10, check=False).stdout.strip() or "unknown"
     except (OSError, subprocess.SubprocessError):
         return "unknown"
+
+
+def start_from_policy(model: ActorCritic, path: str) -> None:
+    """Load a policy file's weights into a new run's ``model``. The networks must agree in
+    everything but the critic's training-only extra inputs, which start at zero weight (so
+    the critic starts as the file's critic). Raises ValueError (CheckpointError) on a
+    mismatch or an unreadable file."""
+    source = model_from_checkpoint(read_checkpoint(path), path)
+    mine = (model.hidden, model.features, model.greedy_prior)
+    theirs = (source.hidden, source.features, source.greedy_prior)
+    if mine != theirs:
+        raise ValueError(f"--init-policy {path}: its network (hidden, features, greedy prior) = {theirs} differs "
+                         f"from this run's {mine}")
+    target = model.state_dict()
+    for name, weights in source.state_dict().items():
+        if target[name].shape == weights.shape:
+            target[name] = weights
+        else:  # the critic's first layer: the extra inputs are the last columns
+            target[name] = torch.cat([weights, torch.zeros(weights.shape[0], target[name].shape[1] - weights.shape[1])], dim=1)
+    model.load_state_dict(target)
 
 
 # ----------------------------------------------------------------------------- opponent pool
@@ -394,6 +420,8 @@ def train(args: Args, given: dict[str, Any] | None = None) -> dict[str, Any]:
                            features=args.features, critic_extra=extra_dim, greedy_prior=args.greedy_prior)
 
     model = new_network(gen)
+    if saved is None and args.init_policy:
+        start_from_policy(model, args.init_policy)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.learning_rate, eps=1e-5)
     global_step = decisions = updates = 0
     wall_before = 0.0

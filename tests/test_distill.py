@@ -1,0 +1,89 @@
+"""train.distill: recording a teacher's decisions, behaviour cloning, and starting PPO from the result."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from agents import make_agent
+from agents.arena import run_arena
+from agents.ppo import ActorCritic, CheckpointError, checkpoint_dict, load_ppo_agent
+from startups_env.observe import OBS_DIM
+from startups_env.rules import NUM_ACTIONS
+from train.distill import collect_shard, fit, load_shards, save_shard
+from train.selfplay import atomic_save, start_from_policy
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run_distill(*flags, timeout=180):
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-m", "train.distill", *flags], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def test_shards_hold_the_teachers_legal_decisions(tmp_path):
+    data = collect_shard(make_agent("banker", seed=0), "random", games=12, players=(3, 5), seed=4)
+    n = data["action"].size
+    assert data["obs"].shape == (n, OBS_DIM) and data["mask"].shape == (n, NUM_ACTIONS)
+    assert data["mask"][np.arange(n), data["action"]].all(), "every recorded action is legal"
+    assert set(np.unique(data["game"])) == set(range(12)), "the teacher moved in every game"
+    # Recorded decisions are what the teacher plays from those observations.
+    again = make_agent("banker", seed=0).act(data["obs"].astype(np.float32), data["mask"])
+    assert np.array_equal(again, data["action"])
+    path = str(tmp_path / "shard.npz")
+    save_shard(data, path)
+    both = load_shards([path, path])
+    assert both["action"].size == 2 * n and np.unique(both["game"]).size == 24, "games renumbered per shard"
+    (tmp_path / "bad.npz").write_bytes(b"not a shard")
+    with pytest.raises(ValueError, match="bad.npz is not a readable distillation shard"):
+        load_shards([str(tmp_path / "bad.npz")])
+
+
+def test_fit_imitates_a_teacher_the_greedy_prior_does_not():
+    data = collect_shard(make_agent("banker", seed=1), "greedy", games=120, players=(4,), seed=5)
+    model, report = fit(data, [64, 64], epochs=20, batch_size=64, seed=0, log=lambda _: None)
+    assert report["greedy_agreement"] < 0.8
+    assert report["accuracy"] > report["greedy_agreement"] + 0.08, report
+
+
+def test_a_ppo_run_starts_from_the_policy_file(tmp_path):
+    source = ActorCritic(hidden=[16, 16], greedy_prior=True, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        for p in source.parameters():
+            p.add_(0.1 * torch.randn(p.shape, generator=torch.Generator().manual_seed(1)))
+    path = str(tmp_path / "policy.pt")
+    atomic_save(checkpoint_dict(source, kind="policy"), path)
+    target = ActorCritic(hidden=[16, 16], greedy_prior=True, critic_extra=5)
+    start_from_policy(target, path)
+    obs = torch.rand(32, OBS_DIM) * 3
+    mask = torch.rand(32, NUM_ACTIONS) > 0.3
+    torch.testing.assert_close(target.masked_logits(obs, mask), source.masked_logits(obs, mask))
+    extra = torch.rand(32, 5)
+    torch.testing.assert_close(target.value(obs, extra), source.value(obs), msg="extra inputs start at zero weight")
+    with pytest.raises(ValueError, match="differs from this run's"):
+        start_from_policy(ActorCritic(hidden=[8, 8], greedy_prior=True), path)
+    (tmp_path / "bad.pt").write_bytes(b"junk")
+    with pytest.raises(CheckpointError):
+        start_from_policy(target, str(tmp_path / "bad.pt"))
+
+
+def test_command_line_run_resumes_from_its_shards(tmp_path):
+    flags = ["--games", "8", "--shard-games", "4", "--players", "3-4", "--teacher", "search[determinizations=4]",
+             "--hidden", "16,16", "--epochs", "2", "--eval-games", "8", "--out", str(tmp_path)]
+    proc = run_distill(*flags)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.count("shard ") == 2 and "held-out accuracy" in proc.stdout and "vs 3 greedy" in proc.stdout
+    assert sorted(os.listdir(tmp_path / "data")) == ["shard_0000.npz", "shard_0001.npz"]
+    agent = load_ppo_agent(str(tmp_path / "policy.pt"))
+    assert run_arena([agent, "random", "random"], players=3, games=6, seed=0, rate=False).games == 6
+    meta = torch.load(tmp_path / "policy.pt", weights_only=True)
+    assert meta["kind"] == "policy" and meta["fit"]["decisions"] > 0 and meta["command"].startswith("python -m")
+    # A rerun records nothing new: the shards on disk are the data.
+    proc = run_distill(*flags)
+    assert proc.returncode == 0 and "shard " not in proc.stdout
+    proc = run_distill(*flags[:-1], str(tmp_path / "other"), "--teacher", "nobody")
+    assert proc.returncode == 2 and "unknown agent 'nobody'" in proc.stderr
