@@ -201,7 +201,7 @@ class PutDownLog:
 
 
 def act_for_seats(sim: Simulator, agents_by_seat, assignment: np.ndarray | None = None, *,
-                  timings: dict | None = None, log: PutDownLog | None = None) -> np.ndarray:
+                  timings: dict | None = None, log: PutDownLog | None = None, record: bool = True) -> np.ndarray:
     """int64[B]: the next action in every game of ``sim`` (0 in finished games).
 
     agents_by_seat: a list of agents. By default seat s of every game is played by
@@ -217,7 +217,9 @@ def act_for_seats(sim: Simulator, agents_by_seat, assignment: np.ndarray | None 
     index in ``agents_by_seat``) accumulates ``[decisions, seconds inside act()]``.
 
     log: the :class:`PutDownLog` of ``sim``'s games, for agents that read it; the takes and
-    put-downs chosen here are recorded in it (as if played: call ``sim.step`` with the result).
+    put-downs chosen here are recorded in it (as if played: call ``sim.step`` with the result),
+    unless ``record`` is False: then the caller records what it plays (``log.record``), e.g.
+    when the actions chosen here only label the decisions and others are played.
     """
     state = sim.state
     b = state.batch_size
@@ -272,7 +274,7 @@ def act_for_seats(sim: Simulator, agents_by_seat, assignment: np.ndarray | None 
                 f"agent {agent.name!r} chose illegal actions {chosen[bad].tolist()} in games {games[bad].tolist()}"
             )
         actions[games] = chosen
-    if log is not None:
+    if log is not None and record:
         log.record(state, actions)
     return actions
 

@@ -43,6 +43,17 @@ def test_shards_hold_the_teachers_legal_decisions(tmp_path):
         load_shards([str(tmp_path / "bad.npz")])
 
 
+def test_a_driver_plays_while_the_teacher_labels():
+    teacher_games = collect_shard(make_agent("banker", seed=0), "greedy", games=10, players=(4,), seed=3)
+    data = collect_shard(make_agent("banker", seed=0), "greedy", games=10, players=(4,), seed=3,
+                         driver=make_agent("random", seed=1))
+    assert np.array_equal(make_agent("banker", seed=0).act(data["obs"].astype(np.float32), data["mask"]),
+                          data["action"]), "the labels are the teacher's choices"
+    assert data["mask"][np.arange(data["action"].size), data["action"]].all()
+    # The positions are the driver's, not those of the teacher's own games.
+    assert data["obs"].shape != teacher_games["obs"].shape or not np.array_equal(data["obs"], teacher_games["obs"])
+
+
 def test_fit_imitates_a_teacher_the_greedy_prior_does_not():
     data = collect_shard(make_agent("banker", seed=1), "greedy", games=120, players=(4,), seed=5)
     model, report = fit(data, [64, 64], epochs=20, batch_size=64, seed=0, log=lambda _: None)
@@ -87,3 +98,10 @@ def test_command_line_run_resumes_from_its_shards(tmp_path):
     assert proc.returncode == 0 and "shard " not in proc.stdout
     proc = run_distill(*flags[:-1], str(tmp_path / "other"), "--teacher", "nobody")
     assert proc.returncode == 2 and "unknown agent 'nobody'" in proc.stderr
+    # A DAgger round: the first policy plays, the teacher labels, both rounds' shards are fitted.
+    proc = run_distill(*flags[:-1], str(tmp_path / "round2"), "--driver", f"ppo:{tmp_path / 'policy.pt'}",
+                       "--extra-data", str(tmp_path / "data"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert torch.load(tmp_path / "round2" / "policy.pt", weights_only=True)["fit"]["decisions"] > meta["fit"]["decisions"]
+    proc = run_distill(*flags[:-1], str(tmp_path / "round3"), "--extra-data", str(tmp_path / "nothing"))
+    assert proc.returncode == 2 and "no shard_*.npz files" in proc.stderr

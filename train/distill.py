@@ -33,6 +33,7 @@ baseline from its first update.
 from __future__ import annotations
 
 import argparse
+import glob
 import os
 import sys
 import time
@@ -57,12 +58,16 @@ SHARD_KEYS = ("obs", "mask", "action", "game", "won")
 
 
 def collect_shard(teacher, opponent: str, games: int, players: tuple[int, ...], seed: int,
-                  turn_cap: int = 400) -> dict[str, np.ndarray]:
+                  turn_cap: int = 400, driver=None) -> dict[str, np.ndarray]:
     """Play ``games`` games, the teacher (an Agent) at a random seat of each and ``opponent``
     (an ``agents.make_agent`` name) at all others, table sizes drawn from ``players``.
     Returns the teacher's decisions: obs int16[N, OBS_DIM], mask bool[N, 19], action
-    int8[N], game int32[N] (the game's index in the shard) and won bool[N] (the teacher
-    won that game)."""
+    int8[N], game int32[N] (the game's index in the shard) and won bool[N] (that seat
+    won the game).
+
+    driver: an Agent that plays the teacher's seat instead, the teacher only labelling
+    its decisions (DAgger): the recorded positions are then those a student policy meets
+    in its own games, where its mistakes lead."""
     rng = np.random.default_rng(seed)
     sizes = rng.choice(np.asarray(players), games)
     sim = Simulator(Rules(num_players=max(players), turn_cap=turn_cap), games, num_players=sizes,
@@ -78,10 +83,14 @@ def collect_shard(teacher, opponent: str, games: int, players: tuple[int, ...], 
         state = sim.state
         mine = np.flatnonzero(~state.done & (state.current == hero))
         obs, mask = observe(state), sim.legal_mask()
-        actions = act_for_seats(sim, agents, assignment, log=log)
+        actions = act_for_seats(sim, agents, assignment, log=log, record=False)
         parts["obs"].append(obs[mine].astype(np.int16))  # every entry is a small count
         parts["mask"].append(mask[mine])
         parts["action"].append(actions[mine].astype(np.int8))
+        if driver is not None and mine.size:
+            actions[mine] = driver.act(obs[mine], mask[mine])
+        if log is not None:
+            log.record(state, actions)
         parts["game"].append(mine.astype(np.int32))
         sim.step(actions)
     data = {k: np.concatenate(v) for k, v in parts.items()}
@@ -183,6 +192,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--teacher", default="search", help="agents.make_agent spec of the player to imitate")
     parser.add_argument("--opponents", default="greedy,greedy,greedy,random",
                         help="baseline of each shard, cycled (one baseline plays every other seat)")
+    parser.add_argument("--driver", default="",
+                        help="agent spec (e.g. ppo:runs/distill/policy.pt) that plays the teacher's seat while the "
+                             "teacher only labels its decisions (DAgger); default: the teacher plays")
+    parser.add_argument("--extra-data", nargs="*", default=[],
+                        help="shard folders of earlier runs (their OUT/data) to fit on as well")
     parser.add_argument("--hidden", default="128,128", help="widths of the hidden layers")
     parser.add_argument("--epochs", type=int, default=20, help="passes over the recorded decisions")
     parser.add_argument("--learning-rate", type=float, default=1e-3, help="Adam learning rate (decays linearly to 0)")
@@ -200,6 +214,10 @@ def main(argv=None) -> int:
         if args.games < 1 or args.shard_games < 1 or args.epochs < 1:
             raise ValueError("--games, --shard-games and --epochs must be >= 1")
         name, options = parse_agent_spec(args.teacher)
+        driver = None
+        if args.driver:
+            driver_name, driver_options = parse_agent_spec(args.driver)
+            driver = make_agent(driver_name, seed=args.seed, **driver_options)
         data_dir = os.path.join(args.out, "data")
         os.makedirs(data_dir, exist_ok=True)
         started = time.perf_counter()
@@ -212,12 +230,18 @@ def main(argv=None) -> int:
             shard_seed = int(np.random.SeedSequence([args.seed, k]).generate_state(1)[0])
             teacher = make_agent(name, seed=shard_seed, **options)
             tick = time.perf_counter()
-            data = collect_shard(teacher, opponents[k % len(opponents)], args.shard_games, players, shard_seed)
+            data = collect_shard(teacher, opponents[k % len(opponents)], args.shard_games, players, shard_seed,
+                                 driver=driver)
             save_shard(data, path)
             print(f"shard {k + 1}/{shards} vs {opponents[k % len(opponents)]}: {data['action'].size:,} decisions, "
                   f"teacher won {np.mean(data['won'][np.unique(data['game'], return_index=True)[1]]):.3f}, "
                   f"{time.perf_counter() - tick:.0f} s", flush=True)
         paths = [os.path.join(data_dir, f"shard_{k:04d}.npz") for k in range(shards)]
+        for folder in args.extra_data:
+            found = sorted(glob.glob(os.path.join(folder, "shard_*.npz")))
+            if not found:
+                raise ValueError(f"--extra-data {folder}: no shard_*.npz files there")
+            paths += found
         data = load_shards(paths)
         model, report = fit(data, hidden, args.epochs, args.learning_rate, seed=args.seed)
     except ValueError as exc:
