@@ -105,3 +105,14 @@ def test_command_line_run_resumes_from_its_shards(tmp_path):
     assert torch.load(tmp_path / "round2" / "policy.pt", weights_only=True)["fit"]["decisions"] > meta["fit"]["decisions"]
     proc = run_distill(*flags[:-1], str(tmp_path / "round3"), "--extra-data", str(tmp_path / "nothing"))
     assert proc.returncode == 2 and "no shard_*.npz files" in proc.stderr
+    # PPO continues from the distilled policy.
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    trainer = [sys.executable, "-m", "train.selfplay", "--init-policy", str(tmp_path / "policy.pt"), "--players", "4",
+               "--total-steps", "512", "--num-envs", "32", "--eval-games", "4", "--final-eval-games", "4",
+               "--no-progress", "--out", str(tmp_path / "ppo")]
+    proc = subprocess.run([*trainer, "--hidden", "16,16"], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=180, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert torch.load(tmp_path / "ppo" / "checkpoint.pt", weights_only=True)["args"]["init_policy"].endswith("policy.pt")
+    proc = subprocess.run(trainer, cwd=ROOT, env=env, capture_output=True, text=True, timeout=180, check=False)
+    assert proc.returncode == 2 and "differs from this run's" in proc.stderr

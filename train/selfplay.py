@@ -31,6 +31,10 @@ features; by default the actor starts from the ``greedy`` bot (``--greedy-prior`
 bot's action scores are inputs, and a learned multiple of them is added to the logits),
 so training refines a sensible player instead of rediscovering one.
 
+**Starting point.** ``--init-policy PATH`` starts a new run from a policy file instead
+of from scratch, e.g. one distilled from the search bot by ``python -m train.distill``
+(the shipped policy was made that way: imitation first, then PPO).
+
 **PPO.** Masked logits (``torch.where(mask, logits, finfo.min)``), GAE, clipped policy
 loss, entropy bonus, linear learning-rate decay, advantage normalisation per minibatch.
 A game cut by the turn cap is bootstrapped with the value of its last observation.
