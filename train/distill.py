@@ -88,11 +88,11 @@ def collect_shard(teacher, opponent: str, games: int, players: tuple[int, ...], 
         parts["obs"].append(obs[mine].astype(np.int16))  # every entry is a small count
         parts["mask"].append(mask[mine])
         parts["action"].append(actions[mine].astype(np.int8))
+        parts["game"].append(mine.astype(np.int32))
         if driver is not None and mine.size:
             actions[mine] = driver.act(obs[mine], mask[mine])
         if log is not None:
             log.record(state, actions)
-        parts["game"].append(mine.astype(np.int32))
         sim.step(actions)
     data = {k: np.concatenate(v) for k, v in parts.items()}
     won = sim.state.ranks[hero, np.arange(games)] == 0
@@ -109,6 +109,8 @@ def save_shard(data: dict[str, np.ndarray], path: str) -> None:
 def load_shards(paths: list[str]) -> dict[str, np.ndarray]:
     """The shards' decisions concatenated; ``game`` is renumbered to be unique across shards.
     Raises ValueError naming a file that is not a shard."""
+    if not paths:
+        raise ValueError("no shards to load")
     parts: dict[str, list[np.ndarray]] = {k: [] for k in SHARD_KEYS}
     offset = 0
     for path in paths:
@@ -120,8 +122,6 @@ def load_shards(paths: list[str]) -> dict[str, np.ndarray]:
         for k in SHARD_KEYS:
             parts[k].append(shard[k] + offset if k == "game" else shard[k])
         offset += int(shard["game"].max(initial=-1)) + 1
-    if not paths:
-        raise ValueError("no shards to load")
     return {k: np.concatenate(v) for k, v in parts.items()}
 
 
