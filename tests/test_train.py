@@ -67,6 +67,16 @@ def test_tiny_run_writes_a_checkpoint_the_arena_plays(tiny_run):
         assert result.games == 12 and result.entry_stats()[0]["decisions"] > 0
 
 
+def test_a_seeded_run_repeats_exactly(tiny_run, tmp_path):
+    """Same seed, same flags (the default --max-seconds included): the same weights."""
+    out, _ = tiny_run
+    proc = run_trainer("--total-steps", "2048", "--out", str(tmp_path), "--seed", "3", *TINY)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    first = torch.load(out / "policy.pt", weights_only=True)["model"]
+    again = torch.load(tmp_path / "policy.pt", weights_only=True)["model"]
+    assert all(torch.equal(first[k], again[k]) for k in first)
+
+
 def test_resume_continues_the_run(tiny_run, tmp_path):
     out, _ = tiny_run
     before = torch.load(out / "checkpoint.pt", weights_only=True)

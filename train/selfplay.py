@@ -96,8 +96,9 @@ class Args:
     """learner decisions to train for (PPO samples; opponents' decisions come on top)"""
     max_seconds: float = 810.0
     """also stop after this many seconds of training wall time in this invocation (0: no limit; the
-    default keeps a default run within 15 minutes on a busy 2-core machine); the learning rate
-    then decays with whichever of steps and time is further along"""
+    default keeps a default run within 15 minutes on a busy 2-core machine). A safety stop only: the
+    learning rate decays by steps, so that a seeded run that ends at --total-steps is the same every time
+    (a run cut by this cap ends before its rate reaches 0)"""
     num_envs: int = 1024
     """games played in parallel"""
     num_steps: int = 16
@@ -530,10 +531,8 @@ def train(args: Args, given: dict[str, Any] | None = None) -> dict[str, Any]:
             t0, c0 = time.perf_counter(), time.process_time()
             d0 = batch.decisions
             if args.anneal_lr:
-                done_frac = global_step / args.total_steps
-                if args.max_seconds > 0:
-                    done_frac = max(done_frac, (t0 - start) / args.max_seconds)
-                optimizer.param_groups[0]["lr"] = args.learning_rate * max(0.0, 1.0 - done_frac)
+                # By steps only: a schedule that read the clock would make seeded runs differ.
+                optimizer.param_groups[0]["lr"] = args.learning_rate * max(0.0, 1.0 - global_step / args.total_steps)
             ep_ret, ep_len, ep_win, ep_place, ep_trunc = [], [], [], [], []
             opp_sum = np.zeros(len(pool))
             opp_cnt = np.zeros(len(pool))
