@@ -77,6 +77,10 @@ def test_a_ppo_run_starts_from_the_policy_file(tmp_path):
     torch.testing.assert_close(target.value(obs, extra), source.value(obs), msg="extra inputs start at zero weight")
     with pytest.raises(ValueError, match="differs from this run's"):
         start_from_policy(ActorCritic(hidden=[8, 8], greedy_prior=True), path)
+    privileged = str(tmp_path / "privileged.pt")
+    atomic_save(checkpoint_dict(target, kind="policy"), privileged)
+    with pytest.raises(ValueError, match="critic takes more inputs"):
+        start_from_policy(ActorCritic(hidden=[16, 16], greedy_prior=True), privileged)
     (tmp_path / "bad.pt").write_bytes(b"junk")
     with pytest.raises(CheckpointError):
         start_from_policy(target, str(tmp_path / "bad.pt"))

@@ -303,8 +303,12 @@ def start_from_policy(model: ActorCritic, path: str) -> None:
     for name, weights in source.state_dict().items():
         if target[name].shape == weights.shape:
             target[name] = weights
-        else:  # the critic's first layer: the extra inputs are the last columns
+        elif name == "critic.0.weight" and target[name].shape[1] > weights.shape[1]:
+            # The extra inputs are the critic's last columns.
             target[name] = torch.cat([weights, torch.zeros(weights.shape[0], target[name].shape[1] - weights.shape[1])], dim=1)
+        else:
+            raise ValueError(f"--init-policy {path}: its critic takes more inputs than this run's "
+                             f"(--privileged-critic / --baselines differ from the run that wrote it?)")
     model.load_state_dict(target)
 
 
