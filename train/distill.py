@@ -235,7 +235,7 @@ def main(argv=None) -> int:
                                  driver=driver)
             save_shard(data, path)
             print(f"shard {k + 1}/{shards} vs {opponents[k % len(opponents)]}: {data['action'].size:,} decisions, "
-                  f"teacher won {np.mean(data['won'][np.unique(data['game'], return_index=True)[1]]):.3f}, "
+                  f"{'driver' if driver else 'teacher'} won {np.mean(data['won'][np.unique(data['game'], return_index=True)[1]]):.3f}, "
                   f"{time.perf_counter() - tick:.0f} s", flush=True)
         paths = [os.path.join(data_dir, f"shard_{k:04d}.npz") for k in range(shards)]
         for folder in args.extra_data:
