@@ -28,12 +28,6 @@ MIN_PLAYERS = 2  # 2 is allowed but unofficial
 MIN_OFFICIAL_PLAYERS = 3
 MAX_PLAYERS = 7
 ROUND_GAME_ROUNDS = 4
-
-
-def pile_start(num_players):
-    """Deck position of the first pile card at a table of ``num_players`` (an int or an
-    array): the removed cards and the dealt hands come first in the canonical deck order."""
-    return NUM_REMOVED + HAND_SIZE * num_players
 ROUND_CHIPS = (2, 1, -1)  # 1st, 2nd, last place in the optional round game
 REWARD_SCHEMES = ("win", "rank", "score")
 SCORE_REWARD_SCALE = 10.0  # the "score" reward is (score - table mean) / this
@@ -41,6 +35,12 @@ DEFAULT_TURN_CAP = 400
 
 # The 45 cards in sorted order: company c appears COMPANY_SIZES[c] times.
 SORTED_DECK = tuple(c for c, n in enumerate(COMPANY_SIZES) for _ in range(n))
+
+
+def pile_start(num_players):
+    """Deck position of the first pile card at a table of ``num_players`` (an int or an
+    array): the removed cards and the dealt hands come first in the canonical deck order."""
+    return NUM_REMOVED + HAND_SIZE * num_players
 
 
 class Action(IntEnum):
