@@ -109,6 +109,8 @@ def test_command_line_run_resumes_from_its_shards(tmp_path):
     assert torch.load(tmp_path / "round2" / "policy.pt", weights_only=True)["fit"]["decisions"] > meta["fit"]["decisions"]
     proc = run_distill(*flags[:-1], str(tmp_path / "round3"), "--extra-data", str(tmp_path / "nothing"))
     assert proc.returncode == 2 and "no shard_*.npz files" in proc.stderr
+    proc = run_distill(*flags[:-1], str(tmp_path / "round4"), "--opponents", " , ")
+    assert proc.returncode == 2 and "--opponents names no agent" in proc.stderr
     # PPO continues from the distilled policy.
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     trainer = [sys.executable, "-m", "train.selfplay", "--init-policy", str(tmp_path / "policy.pt"), "--players", "4",

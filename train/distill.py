@@ -223,6 +223,8 @@ def main(argv=None) -> int:
         os.makedirs(data_dir, exist_ok=True)
         started = time.perf_counter()
         opponents = [x.strip() for x in args.opponents.split(",") if x.strip()]
+        if not opponents:
+            raise ValueError("--opponents names no agent")
         shards = -(-args.games // args.shard_games)
         for k in range(shards):
             path = os.path.join(data_dir, f"shard_{k:04d}.npz")
@@ -234,8 +236,9 @@ def main(argv=None) -> int:
             data = collect_shard(teacher, opponents[k % len(opponents)], args.shard_games, players, shard_seed,
                                  driver=driver)
             save_shard(data, path)
+            won_per_game = data["won"][np.unique(data["game"], return_index=True)[1]]
             print(f"shard {k + 1}/{shards} vs {opponents[k % len(opponents)]}: {data['action'].size:,} decisions, "
-                  f"{'driver' if driver else 'teacher'} won {np.mean(data['won'][np.unique(data['game'], return_index=True)[1]]):.3f}, "
+                  f"{'driver' if driver else 'teacher'} won {won_per_game.mean():.3f}, "
                   f"{time.perf_counter() - tick:.0f} s", flush=True)
         paths = [os.path.join(data_dir, f"shard_{k:04d}.npz") for k in range(shards)]
         for folder in args.extra_data:
