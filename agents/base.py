@@ -84,6 +84,13 @@ def check_act_inputs(obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.
     return obs.astype(np.float32, copy=False), mask
 
 
+def split_names(text: str) -> list[str]:
+    """The agent names of a comma-separated command-line list (``"greedy, random"``),
+    stripped, blanks dropped. Arguments inside brackets use ``;``, so a comma always
+    separates agents."""
+    return [name.strip() for name in str(text).split(",") if name.strip()]
+
+
 def make_agent(name: str, *, seed: int | None = None, **kwargs) -> Agent:
     """An agent by name: ``"random"``, ``"greedy"``, ``"banker"``, ``"search"``, ``"ppo"``
     (the shipped policy) or ``"ppo:PATH"`` (a checkpoint). kwargs go to the agent's

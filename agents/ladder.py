@@ -21,6 +21,7 @@ import json
 import sys
 
 from .arena import _atomic_write, run_arena
+from .base import split_names
 
 #: (hero, opponent) pairings; "search" games are the expensive ones.
 PAIRINGS = (
@@ -90,7 +91,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     pairings = PAIRINGS
     if args.hero:
-        pairings = tuple((args.hero, x.strip()) for x in args.opponents.split(",") if x.strip())
+        pairings = tuple((args.hero, name) for name in split_names(args.opponents))
         if not pairings:
             p.error("--opponents must name at least one agent")
     try:

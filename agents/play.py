@@ -28,7 +28,7 @@ from startups_env.replay import Recorder, describe_action
 from startups_env.rules import COMPANY_NAMES, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, Action, Rules, action_to_string
 
 from .arena import parse_agent_spec
-from .base import Agent, PutDownLog, act_for_seats, make_agent
+from .base import Agent, PutDownLog, act_for_seats, make_agent, split_names
 
 QUIT_WORDS = ("quit", "exit", "q")
 HELP_WORDS = ("help", "?", "h", "moves")
@@ -141,7 +141,7 @@ def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = inp
             raise ValueError(f"--players must be {MIN_PLAYERS}-{MAX_PLAYERS}, got {args.players}")
         if not 0 <= args.seat < args.players:
             raise ValueError(f"--seat must be in 0..{args.players - 1}, got {args.seat}")
-        names = [n.strip() for n in args.opponents.split(",") if n.strip()]
+        names = split_names(args.opponents)
         if len(names) == 1:
             names *= args.players - 1
         if len(names) != args.players - 1:

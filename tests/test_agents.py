@@ -13,7 +13,7 @@ from agents.base import AGENT_NAMES
 from agents.features import features, state_features
 from agents.greedy import GreedyParams, greedy_scores
 from agents.random_agent import uniform_legal
-from agents.base import PutDownLog
+from agents.base import PutDownLog, split_names
 from agents.search import (SearchAgent, WorldPool, _reshuffle_hidden_deck, _resample, determinize,
                            put_down_log_likelihood)
 from startups_env import Rules, Simulator
@@ -371,6 +371,12 @@ def test_make_agent_names_and_errors():
         make_agent("ppo:")
     with pytest.raises(TypeError):
         make_agent("greedy", no_such_option=1)
+
+
+def test_split_names_reads_a_command_line_agent_list():
+    assert split_names(" greedy, random,,search[determinizations=8;halving_rounds=1] ,") == [
+        "greedy", "random", "search[determinizations=8;halving_rounds=1]"]
+    assert split_names(" , ") == []
 
 
 def test_make_agent_bad_checkpoint_is_a_clear_error():

@@ -44,7 +44,7 @@ import torch
 import torch.nn.functional as F
 
 from agents.arena import parse_agent_spec
-from agents.base import PutDownLog, act_for_seats, make_agent
+from agents.base import PutDownLog, act_for_seats, make_agent, split_names
 from agents.features import features
 from agents.greedy import greedy_actions
 from agents.ppo import ActorCritic, checkpoint_dict
@@ -222,7 +222,7 @@ def main(argv=None) -> int:
         data_dir = os.path.join(args.out, "data")
         os.makedirs(data_dir, exist_ok=True)
         started = time.perf_counter()
-        opponents = [x.strip() for x in args.opponents.split(",") if x.strip()]
+        opponents = split_names(args.opponents)
         if not opponents:
             raise ValueError("--opponents names no agent")
         shards = -(-args.games // args.shard_games)

@@ -75,7 +75,7 @@ import torch
 import torch.nn.functional as F
 
 from agents.arena import run_arena
-from agents.base import make_agent
+from agents.base import make_agent, split_names
 from agents.ppo import ActorCritic, PPOAgent, checkpoint_dict, model_from_checkpoint, read_checkpoint
 from startups_env.observe import OBS_DIM
 from startups_env.rules import NUM_ACTIONS, REWARD_SCHEMES, Rules
@@ -106,7 +106,7 @@ class Args:
     players: str = "3-7"
     """table sizes drawn per game: a number, a range like 3-7, or a list like 3,4,6"""
     reward: str = "rank"
-    """terminal reward scheme of the simulator: rank, win or score"""
+    """terminal reward scheme of the simulator: rank, win, score or margin"""
     turn_cap: int = 400
     """turns after which a game is truncated (and bootstrapped)"""
     hidden: str = "128,128"
@@ -417,7 +417,7 @@ def train(args: Args, given: dict[str, Any] | None = None) -> dict[str, Any]:
     gen = torch.Generator().manual_seed(int(torch_seq.generate_state(1)[0]))
 
     # Opponent kinds the privileged critic is told about: the live policy, a snapshot, each baseline.
-    baseline_names = [x.strip() for x in args.baselines.split(",") if x.strip()]
+    baseline_names = split_names(args.baselines)
     kinds = ["self", "snapshot", *baseline_names]
     extra_dim = PRIVILEGED_DIM + len(kinds) if args.privileged_critic else 0
     if saved is not None and int(saved["config"].get("critic_extra", 0)) != extra_dim:
@@ -500,7 +500,7 @@ def train(args: Args, given: dict[str, Any] | None = None) -> dict[str, Any]:
         history.append({"step": global_step, **{opp: row["win_rate"] for opp, row in summary.items()}})
         return results
 
-    opponents = [x.strip() for x in args.eval_opponents.split(",") if x.strip()]
+    opponents = split_names(args.eval_opponents)
     b, t_len = args.num_envs, args.num_steps
     obs_buf = torch.zeros((t_len, b, OBS_DIM))
     mask_buf = torch.zeros((t_len, b, NUM_ACTIONS), dtype=torch.bool)
