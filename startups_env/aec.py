@@ -113,6 +113,7 @@ the same step, under `reward=` (`Rules.reward`):
 | `"win"` (default) | +1 | -1/(N-1) each (zero-sum) |
 | `"rank"` | +1 | 1 - 2*rank/(N-1), down to -1 for last (zero-sum) |
 | `"score"` | (score - table mean) / 10 | same formula (zero-sum) |
+| `"margin"` | tanh((score - runner-up + 0.5) / 8) | tanh((score - best other + 0.5) / 8), below 0 |
 
 When the game ends every agent's `infos[agent]` holds `"score"` (1-point balance plus
 3 x the 3-point coins received), `"threes"` (3-point coins received), `"rank"` (0 =

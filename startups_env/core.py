@@ -27,6 +27,7 @@ from .rules import (
     COMPANY_SIZES,
     DECK_SIZE,
     HAND_SIZE,
+    MARGIN_REWARD_SCALE,
     MAX_PLAYERS,
     MIN_PLAYERS,
     NUM_ACTIONS,
@@ -897,13 +898,18 @@ class Simulator:
         elif scheme == "rank":
             reward = 1.0 - 2.0 * rank / (n_players[None, :] - 1)
         else:
-            if self.rules.rounds > 1:
-                value, scale = s.round_points[:, games].astype(np.float32), 1.0
-            else:
-                value, scale = s.scores[:, games].astype(np.float32), SCORE_REWARD_SCALE
-            value = np.where(valid, value, 0.0)
-            mean = value.sum(axis=0) / n_players
-            reward = (value - mean[None, :]) / scale
+            round_game = self.rules.rounds > 1
+            value = (s.round_points if round_game else s.scores)[:, games].astype(np.float32)
+            if scheme == "score":
+                value = np.where(valid, value, 0.0)
+                mean = value.sum(axis=0) / n_players
+                reward = (value - mean[None, :]) / (1.0 if round_game else SCORE_REWARD_SCALE)
+            else:  # margin over the best other seated player
+                value = np.where(valid, value, -np.inf)
+                top2 = -np.partition(-value, 1, axis=0)[:2]  # [2, n] best and second-best
+                best_other = np.where(value == top2[0][None, :], top2[1][None, :], top2[0][None, :])
+                margin = np.where(valid, value - best_other, 0.0)
+                reward = np.tanh((margin + 0.5) / (1.0 if round_game else MARGIN_REWARD_SCALE))
         return np.where(valid, reward, 0.0).astype(np.float32)
 
     def reset_games(self, games, *, num_players=None) -> None:

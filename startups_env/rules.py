@@ -29,8 +29,9 @@ MIN_OFFICIAL_PLAYERS = 3
 MAX_PLAYERS = 7
 ROUND_GAME_ROUNDS = 4
 ROUND_CHIPS = (2, 1, -1)  # 1st, 2nd, last place in the optional round game
-REWARD_SCHEMES = ("win", "rank", "score")
+REWARD_SCHEMES = ("win", "rank", "score", "margin")
 SCORE_REWARD_SCALE = 10.0  # the "score" reward is (score - table mean) / this
+MARGIN_REWARD_SCALE = 8.0  # the "margin" reward is tanh((score - best rival + 0.5) / this)
 DEFAULT_TURN_CAP = 400
 
 # The 45 cards in sorted order: company c appears COMPANY_SIZES[c] times.
@@ -103,9 +104,14 @@ class Rules:
             ``"win"``: +1 to the winner, -1/(N-1) to every other player (zero-sum);
             ``"rank"``: 1 - 2*rank/(N-1), from +1 for the winner down to -1 for last
             (zero-sum);
-            ``"score"``: (score - mean score of the table) / 10 (zero-sum).
+            ``"score"``: (score - mean score of the table) / 10 (zero-sum);
+            ``"margin"``: tanh((score - best other score + 0.5) / 8), in (-1, 1): above 0
+            for the winner (and for a player tied with it on score), by how much it won,
+            below 0 for the others, by how far they trailed. A smooth stand-in for "win"
+            (not zero-sum): it tells a narrow loss from a rout, so it is less noisy to learn.
             In the round game, "win" and "rank" use the final round-game ranking and
-            "score" uses the round points (unscaled, minus their mean).
+            "score" and "margin" use the round points ("score" unscaled, minus their mean;
+            "margin" with 1 in place of 8).
     """
 
     num_players: int = 4

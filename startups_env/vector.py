@@ -25,7 +25,7 @@ last observation, reward and result come back beside the first observation of th
 game. Observations are always the learner's view (``observe.observe`` with its seat).
 
 Rewards: 0 on every decision but the last of a game, where the learner gets its terminal
-reward under ``rules.reward`` ("win", "rank" or "score", see :class:`~startups_env.Rules`).
+reward under ``rules.reward`` ("win", "rank", "score" or "margin", see :class:`~startups_env.Rules`).
 A game cut by the turn cap ends *truncated* (``TimeLimit.truncated`` in SB3's infos).
 
 Contract: a game in which the learner would never act (possible only with a tiny turn

@@ -13,6 +13,7 @@ truncation is compared), round games (explicit decks [B, 4, 45]) and capped roun
 STARTUPS_PARITY_GAMES sets the number of games (default 2000; a round game counts once).
 """
 
+import math
 import os
 import random
 
@@ -27,7 +28,7 @@ NUM_GAMES = int(os.environ.get("STARTUPS_PARITY_GAMES", "2000"))
 BATCH = 64
 # (rounds, turn cap or None for a cap drawn per batch) cycled over the batches.
 CONFIGS = [(1, 400), (4, 400), (1, None), (4, None), (1, 400), (1, 400)]
-REWARDS = ("win", "rank", "score")
+REWARDS = ("win", "rank", "score", "margin")
 
 
 def _expected_rewards(ref: ReferenceGame, scheme: str) -> list[float]:
@@ -39,11 +40,12 @@ def _expected_rewards(ref: ReferenceGame, scheme: str) -> list[float]:
         return [1.0 if rank[p] == 0 else -1.0 / (n - 1) for p in range(n)]
     if scheme == "rank":
         return [1.0 - 2.0 * rank[p] / (n - 1) for p in range(n)]
-    if ref.rounds > 1:
-        mean = sum(ref.round_points) / n
-        return [x - mean for x in ref.round_points]
-    mean = sum(ref.scores) / n
-    return [(x - mean) / 10.0 for x in ref.scores]
+    values = ref.round_points if ref.rounds > 1 else ref.scores
+    if scheme == "margin":
+        scale = 1.0 if ref.rounds > 1 else 8.0
+        return [math.tanh((values[p] - max(values[:p] + values[p + 1:]) + 0.5) / scale) for p in range(n)]
+    mean = sum(values) / n
+    return [(x - mean) / (1.0 if ref.rounds > 1 else 10.0) for x in values]
 
 
 def _check_round_results(sim: Simulator, ref: ReferenceGame, g: int) -> None:

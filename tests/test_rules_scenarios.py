@@ -337,6 +337,9 @@ def test_tie_break_recency_when_the_final_turn_is_not_seat_0():
         ("win", [1.0, -0.5, -0.5]),
         ("rank", [1.0, 0.0, -1.0]),
         ("score", [(43 - 20) / 10, (18 - 20) / 10, (-1 - 20) / 10]),  # mean score 20
+        # Margin over the best other score (the winner's is over the runner-up): 43 - 18,
+        # 18 - 43, -1 - 43.
+        ("margin", [np.tanh(25.5 / 8), np.tanh(-24.5 / 8), np.tanh(-43.5 / 8)]),
     ],
 )
 def test_reward_schemes(scheme, expected):
@@ -347,7 +350,19 @@ def test_reward_schemes(scheme, expected):
     rewards = results[-1].rewards[0]
     np.testing.assert_allclose(rewards[:3], expected, atol=1e-6)
     assert (rewards[3:] == 0).all()
-    assert abs(float(rewards.sum())) < 1e-5  # zero-sum
+    if scheme != "margin":  # margin is not zero-sum
+        assert abs(float(rewards.sum())) < 1e-5
+
+
+def test_margin_reward_gives_players_tied_on_top_the_same_reward():
+    """Seats 0 and 1 tie on 25 and the tie-break makes seat 1 the winner, but their score
+    margins are both 0: the margin reward does not look at tie-breaks."""
+    holdings = [[0, 3, 1, 3, 3, 4], [0, 3, 3, 2, 3, 2], [0, 0, 3, 3, 3, 4]]
+    deck, actions = draw_keep_game(holdings, removed="giraffe " * 5)
+    sim = Simulator(Rules(num_players=3, reward="margin"), 1, decks=[deck])
+    rewards = play_all(sim, actions)[-1].rewards[0]
+    assert sim.state.scores[:3, 0].tolist() == [10, 10, 10]
+    np.testing.assert_allclose(rewards[:3], [np.tanh(0.5 / 8)] * 3, atol=1e-6)
 
 
 # ----------------------------------------------------------------- the turn cap
