@@ -98,7 +98,7 @@ def main(argv=None) -> int:
         players = [int(x) for x in args.players.split(",") if x.strip()]
         rows = run_ladder(players, args.games, args.search_games, args.seed, progress=args.progress,
                           pairings=pairings)
-    except ValueError as exc:
+    except (ValueError, FileNotFoundError) as exc:
         p.error(str(exc))
     if args.json:
         _atomic_write(args.json, lambda f: json.dump(rows, f, indent=2))

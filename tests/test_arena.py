@@ -195,6 +195,7 @@ def test_ladder_rates_a_hero_against_each_opponent(tmp_path, capsys):
 @pytest.mark.parametrize("argv, message", [
     (["--hero", "greedy", "--opponents", ","], "--opponents must name at least one agent"),
     (["--hero", "nosuchbot", "--players", "3", "--games", "3"], "nosuchbot"),
+    (["--hero", "ppo:/no/such/policy.pt", "--players", "3", "--games", "3"], "not found: /no/such/policy.pt"),
 ])
 def test_ladder_errors(argv, message, capsys):
     from agents.ladder import main as ladder_main

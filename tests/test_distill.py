@@ -13,7 +13,7 @@ from agents.arena import run_arena
 from agents.ppo import ActorCritic, CheckpointError, checkpoint_dict, load_ppo_agent
 from startups_env.observe import OBS_DIM
 from startups_env.rules import NUM_ACTIONS
-from train.distill import collect_shard, fit, load_shards, save_shard
+from train.distill import collect_shard, fit, load_shards, main, save_shard
 from train.selfplay import atomic_save, start_from_policy
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -122,3 +122,9 @@ def test_command_line_run_resumes_from_its_shards(tmp_path):
     assert torch.load(tmp_path / "ppo" / "checkpoint.pt", weights_only=True)["args"]["init_policy"].endswith("policy.pt")
     proc = subprocess.run(trainer, cwd=ROOT, env=env, capture_output=True, text=True, timeout=180, check=False)
     assert proc.returncode == 2 and "differs from this run's" in proc.stderr
+
+
+@pytest.mark.parametrize("flag", ["--teacher", "--driver"])
+def test_a_missing_policy_file_is_a_clear_error(flag, tmp_path, capsys):
+    assert main(["--out", str(tmp_path), "--games", "2", "--shard-games", "2", flag, "ppo:/no/such/policy.pt"]) == 2
+    assert "PPO checkpoint not found: /no/such/policy.pt" in capsys.readouterr().err

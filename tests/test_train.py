@@ -213,6 +213,22 @@ def test_args_cli():
         parse_args(["--no-such-flag"])
 
 
+@pytest.mark.parametrize("bad, message", [
+    ({"baselines": "greedy,ppo:/no/such/policy.pt"}, "--baselines: PPO checkpoint not found: /no/such/policy.pt"),
+    ({"baselines": "alphago"}, "--baselines: unknown agent 'alphago'"),
+    ({"eval_opponents": "search[nonsense=1]"}, "--eval-opponents: .*nonsense"),
+])
+def test_bad_opponents_fail_before_training(bad, message):
+    """A typo or a missing checkpoint in an opponent list is caught by check_args, not
+    after the training time has been spent (the evaluation opponents are built last)."""
+    with pytest.raises(ValueError, match=message):
+        check_args(Args(**bad))
+
+
+def test_baselines_take_arena_specs():
+    check_args(Args(baselines="greedy,search[determinizations=4]", eval_opponents="random,greedy[]"))
+
+
 def test_help_lists_every_flag(capsys):
     with pytest.raises(SystemExit) as exit_info:
         parse_args(["--help"])

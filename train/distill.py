@@ -248,7 +248,7 @@ def main(argv=None) -> int:
             paths += found
         data = load_shards(paths)
         model, report = fit(data, hidden, args.epochs, args.learning_rate, seed=args.seed)
-    except ValueError as exc:
+    except (ValueError, FileNotFoundError) as exc:  # FileNotFoundError: a ppo:PATH agent's missing file
         print(f"error: {exc}", file=sys.stderr)
         return 2
     policy_path = os.path.join(args.out, "policy.pt")

@@ -15,7 +15,8 @@ learner decision is one PPO sample; opponents' decisions are played inside the b
 **Opponent pool.** The live policy itself (sampled play, a fixed share
 ``--self-play-share`` of games), frozen snapshots of past selves (one joins every
 ``--snapshot-every`` learner steps, the oldest leaves beyond ``--pool-size``), and the
-baselines of ``--baselines`` (``agents.make_agent`` names). Apart from the live policy,
+baselines of ``--baselines`` (arena agent specs: ``greedy``, ``search[determinizations=8]``,
+``ppo:PATH``). Apart from the live policy,
 games are shared out by prioritised fictitious self-play: opponent k gets weight
 ``(1 - s_k + 0.05) ** --pfsp-power`` where s_k is the learner's recent placing against it
 (1 = won every game, 0 = always last), so opponents the learner does not yet beat are met
@@ -74,7 +75,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from agents.arena import run_arena
+from agents.arena import parse_agent_spec, run_arena
 from agents.base import make_agent, split_names
 from agents.ppo import ActorCritic, PPOAgent, checkpoint_dict, model_from_checkpoint, read_checkpoint
 from startups_env.observe import OBS_DIM
@@ -150,7 +151,7 @@ class Args:
     self_play_share: float = 0.3
     """share of games against the live policy itself"""
     baselines: str = "random,greedy"
-    """comma-separated agents.make_agent names that join the opponent pool"""
+    """comma-separated agents (arena specs, e.g. greedy or search[determinizations=8]) that join the opponent pool"""
     pool_size: int = 8
     """frozen past selves kept in the pool"""
     snapshot_every: int = 200_000
@@ -234,6 +235,18 @@ def check_args(args: Args) -> None:
     Rules(num_players=args.eval_players, turn_cap=args.turn_cap)  # validates both
     if args.init_policy and not os.path.isfile(args.init_policy):
         raise ValueError(f"--init-policy {args.init_policy}: no such file")
+    for flag, names in (("--baselines", args.baselines), ("--eval-opponents", args.eval_opponents)):
+        for name in split_names(names):
+            try:  # built once here, so that a typo or a missing checkpoint fails before any training
+                build_agent(name)
+            except (ValueError, TypeError, FileNotFoundError) as exc:
+                raise ValueError(f"{flag}: {exc}") from None
+
+
+def build_agent(spec: str, seed: int | None = None):
+    """The agent of an arena spec such as ``greedy`` or ``search[determinizations=8]``."""
+    name, options = parse_agent_spec(spec)
+    return make_agent(name, seed=seed, **options)
 
 
 def hidden_sizes(text: str) -> list[int]:
@@ -441,7 +454,7 @@ def train(args: Args, given: dict[str, Any] | None = None) -> dict[str, Any]:
     pool = [PoolEntry("self", "self", PPOAgent(model, seed=int(np_rng.integers(2**31)), deterministic=False,
                                                name="self"))]
     for name in baseline_names:
-        pool.append(PoolEntry(name, "baseline", make_agent(name, seed=int(np_rng.integers(2**31)))))
+        pool.append(PoolEntry(name, "baseline", build_agent(name, seed=int(np_rng.integers(2**31)))))
 
     if saved is not None:
         model.load_state_dict(model_from_checkpoint(saved, ckpt_path).state_dict())
