@@ -76,6 +76,13 @@ def parse_agent_spec(spec: str) -> tuple[str, dict]:
     return name.strip(), kwargs
 
 
+def build_agent(spec: str, seed: int | None = None) -> Agent:
+    """The agent of a spec such as ``"greedy"``, ``"ppo:PATH"`` or
+    ``"search[determinizations=8]"`` (:func:`parse_agent_spec`, then ``make_agent``)."""
+    name, kwargs = parse_agent_spec(spec)
+    return make_agent(name, seed=seed, **kwargs)
+
+
 def _parse_value(raw: str):
     low = raw.lower()
     if low in ("true", "false"):
@@ -237,9 +244,7 @@ def _build_agents(agents, players: int, seed: int) -> tuple[list[Agent], list[st
             continue
         if not isinstance(spec, str):
             raise ValueError(f"agent {i} must be a name or an Agent, got {spec!r}")
-        name, kwargs = parse_agent_spec(spec)
-        child_seed = int(seeds[i].generate_state(1)[0])
-        built.append(make_agent(name, seed=child_seed, **kwargs))
+        built.append(build_agent(spec, seed=int(seeds[i].generate_state(1)[0])))
         names.append(spec.strip())
     return built, names
 

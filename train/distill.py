@@ -43,8 +43,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from agents.arena import parse_agent_spec
-from agents.base import PutDownLog, act_for_seats, make_agent, split_names
+from agents.arena import build_agent
+from agents.base import PutDownLog, act_for_seats, split_names
 from agents.features import features
 from agents.greedy import greedy_actions
 from agents.ppo import ActorCritic, checkpoint_dict
@@ -61,7 +61,7 @@ SHARD_KEYS = ("obs", "mask", "action", "game", "won")
 def collect_shard(teacher, opponent: str, games: int, players: tuple[int, ...], seed: int,
                   turn_cap: int = 400, driver=None) -> dict[str, np.ndarray]:
     """Play ``games`` games, the teacher (an Agent) at a random seat of each and ``opponent``
-    (an ``agents.make_agent`` name) at all others, table sizes drawn from ``players``.
+    (an arena agent spec, e.g. ``greedy``) at all others, table sizes drawn from ``players``.
     Returns the teacher's decisions: obs int16[N, OBS_DIM], mask bool[N, 19], action
     int8[N], game int32[N] (the game's index in the shard) and won bool[N] (that seat
     won the game).
@@ -77,7 +77,7 @@ def collect_shard(teacher, opponent: str, games: int, players: tuple[int, ...], 
     # Entry 0 is the teacher, entry 1 the opponent (one object playing every other seat).
     seats = np.arange(MAX_PLAYERS)[None, :]
     assignment = (seats != hero[:, None]).astype(np.intp)
-    agents = [teacher, make_agent(opponent, seed=int(rng.integers(1 << 31)))]
+    agents = [teacher, build_agent(opponent, seed=int(rng.integers(1 << 31)))]
     log = PutDownLog(games) if teacher.reads_put_downs else None
     parts: dict[str, list[np.ndarray]] = {"obs": [], "mask": [], "action": [], "game": []}
     while not sim.done.all():
@@ -190,7 +190,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--games", type=int, default=6000, help="games to record (shards already in OUT count)")
     parser.add_argument("--shard-games", type=int, default=200, help="games per shard (played as one batch)")
     parser.add_argument("--players", default="4", help="table sizes: a number, a range like 3-7 or a list like 3,4,6")
-    parser.add_argument("--teacher", default="search", help="agents.make_agent spec of the player to imitate")
+    parser.add_argument("--teacher", default="search", help="arena agent spec of the player to imitate")
     parser.add_argument("--opponents", default="greedy",
                         help="baseline of each shard, cycled (one baseline plays every other seat)")
     parser.add_argument("--driver", default="",
@@ -214,11 +214,8 @@ def main(argv=None) -> int:
         hidden = hidden_sizes(args.hidden)
         if args.games < 1 or args.shard_games < 1 or args.epochs < 1:
             raise ValueError("--games, --shard-games and --epochs must be >= 1")
-        name, options = parse_agent_spec(args.teacher)
-        driver = None
-        if args.driver:
-            driver_name, driver_options = parse_agent_spec(args.driver)
-            driver = make_agent(driver_name, seed=args.seed, **driver_options)
+        build_agent(args.teacher)  # a bad teacher fails here, before any shard
+        driver = build_agent(args.driver, seed=args.seed) if args.driver else None
         data_dir = os.path.join(args.out, "data")
         os.makedirs(data_dir, exist_ok=True)
         started = time.perf_counter()
@@ -231,7 +228,7 @@ def main(argv=None) -> int:
             if os.path.exists(path):
                 continue
             shard_seed = int(np.random.SeedSequence([args.seed, k]).generate_state(1)[0])
-            teacher = make_agent(name, seed=shard_seed, **options)
+            teacher = build_agent(args.teacher, seed=shard_seed)
             tick = time.perf_counter()
             data = collect_shard(teacher, opponents[k % len(opponents)], args.shard_games, players, shard_seed,
                                  driver=driver)

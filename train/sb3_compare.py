@@ -23,8 +23,8 @@ import time
 import numpy as np
 import torch
 
-from agents.arena import run_arena
-from agents.base import Agent, check_act_inputs, make_agent, split_names
+from agents.arena import build_agent, run_arena
+from agents.base import Agent, check_act_inputs, split_names
 from startups_env.rules import Rules
 from startups_env.vector import StartupsVecEnv
 from train.selfplay import Args, atomic_write_text, train
@@ -65,7 +65,7 @@ def run_sb3(args) -> dict:
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import VecNormalize
 
-    opponents = [make_agent(name, seed=i) for i, name in enumerate(split_names(args.opponents))]
+    opponents = [build_agent(spec, seed=i) for i, spec in enumerate(split_names(args.opponents))]
     env = StartupsVecEnv(args.num_envs, opponents, rules=Rules(reward="rank"), players=args.players, seed=args.seed)
     venv = VecNormalize(env, norm_obs=True, norm_reward=False)
     model = MaskablePPO("MlpPolicy", venv, n_steps=args.num_steps, batch_size=args.num_envs * args.num_steps // 16,

@@ -26,6 +26,8 @@ more often (``--pfsp-power 0``: uniform).
 ``1 - 2 * rank / (N - 1)`` (+1 winner ... -1 last, zero-sum), which gives a signal in
 every game of a 3-7 table, where a pure win/loss reward (``--reward win``) is mostly -1/(N-1).
 No score shaping (``--reward score`` exists in the simulator; not used by default).
+``--reward margin`` (a smooth win: the tanh of the score margin over the best rival)
+trained no better than ``win`` from the same start (README, Training).
 
 **Policy.** Separate actor and critic MLPs over the observation and derived per-company
 features; by default the actor starts from the ``greedy`` bot (``--greedy-prior``: the
@@ -75,8 +77,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from agents.arena import parse_agent_spec, run_arena
-from agents.base import make_agent, split_names
+from agents.arena import build_agent, run_arena
+from agents.base import split_names
 from agents.ppo import ActorCritic, PPOAgent, checkpoint_dict, model_from_checkpoint, read_checkpoint
 from startups_env.observe import OBS_DIM
 from startups_env.rules import NUM_ACTIONS, REWARD_SCHEMES, Rules
@@ -241,12 +243,6 @@ def check_args(args: Args) -> None:
                 build_agent(name)
             except (ValueError, TypeError, FileNotFoundError) as exc:
                 raise ValueError(f"{flag}: {exc}") from None
-
-
-def build_agent(spec: str, seed: int | None = None):
-    """The agent of an arena spec such as ``greedy`` or ``search[determinizations=8]``."""
-    name, options = parse_agent_spec(spec)
-    return make_agent(name, seed=seed, **options)
 
 
 def hidden_sizes(text: str) -> list[int]:
