@@ -218,7 +218,7 @@ def main(argv=None) -> int:
         driver = build_agent(args.driver, seed=args.seed) if args.driver else None
         data_dir = os.path.join(args.out, "data")
         os.makedirs(data_dir, exist_ok=True)
-        started = time.perf_counter()
+        started, revision = time.perf_counter(), git_revision()  # the code this run started with
         opponents = split_names(args.opponents)
         if not opponents:
             raise ValueError("--opponents names no agent")
@@ -250,7 +250,7 @@ def main(argv=None) -> int:
         return 2
     policy_path = os.path.join(args.out, "policy.pt")
     atomic_save(checkpoint_dict(model, kind="policy", args=vars(args), fit=report,
-                                wall_time=time.perf_counter() - started, git_revision=git_revision(),
+                                wall_time=time.perf_counter() - started, git_revision=revision,
                                 command="python -m train.distill " + " ".join(sys.argv[1:] if argv is None else argv)),
                 policy_path)
     print(f"policy: {policy_path}")

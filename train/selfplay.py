@@ -536,6 +536,7 @@ def train(args: Args, given: dict[str, Any] | None = None) -> dict[str, Any]:
                disable=not args.progress, dynamic_ncols=True, mininterval=1.0, file=sys.stderr)
     last_eval = " ".join(f"{k[:3]} {v:.2f}" for k, v in history[-1].items() if k != "step") if history else "-"
     start = time.perf_counter()
+    revision = git_revision()  # the code this run (or resumption) started with, however long it runs
     cpu_seconds = 0.0  # CPU time of the training iterations (excludes evaluations)
     obs = batch.reset()
     mask = batch.action_masks()
@@ -718,7 +719,7 @@ def train(args: Args, given: dict[str, Any] | None = None) -> dict[str, Any]:
     atomic_save(make_checkpoint(), ckpt_path)
     policy_path = os.path.join(args.out, "policy.pt")
     atomic_save(checkpoint_dict(model, kind="policy", args=dataclasses.asdict(args), global_step=global_step,
-                                decisions=decisions, wall_time=wall, git_revision=git_revision(),
+                                decisions=decisions, wall_time=wall, git_revision=revision,
                                 command=" ".join(["python -m train.selfplay", *sys.argv[1:]])), policy_path)
 
     summary: dict[str, Any] = {"global_step": global_step, "decisions": decisions, "wall_time": wall,
