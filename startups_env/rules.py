@@ -108,7 +108,8 @@ class Rules:
             ``"margin"``: tanh((score - best other score + 0.5) / 8), in (-1, 1): above 0
             for the winner (and for a player tied with it on score), by how much it won,
             below 0 for the others, by how far they trailed. A smooth stand-in for "win"
-            (not zero-sum): it tells a narrow loss from a rout, so it is less noisy to learn.
+            (not zero-sum) that tells a narrow loss from a rout; as a PPO reward it
+            trained no better than "win" (README, Training).
             In the round game, "win" and "rank" use the final round-game ranking and
             "score" and "margin" use the round points ("score" unscaled, minus their mean;
             "margin" with 1 in place of 8).
