@@ -78,9 +78,15 @@ def parse_agent_spec(spec: str) -> tuple[str, dict]:
 
 def build_agent(spec: str, seed: int | None = None) -> Agent:
     """The agent of a spec such as ``"greedy"``, ``"ppo:PATH"`` or
-    ``"search[determinizations=8]"`` (:func:`parse_agent_spec`, then ``make_agent``)."""
+    ``"search[determinizations=8]"`` (:func:`parse_agent_spec`, then ``make_agent``).
+    Specs are typed by users, so an argument the agent does not take is a ValueError
+    naming the spec, like every other bad spec (a missing ``ppo:PATH`` file stays a
+    FileNotFoundError)."""
     name, kwargs = parse_agent_spec(spec)
-    return make_agent(name, seed=seed, **kwargs)
+    try:
+        return make_agent(name, seed=seed, **kwargs)
+    except TypeError as exc:
+        raise ValueError(f"agent {spec.strip()!r}: {exc}") from None
 
 
 def _parse_value(raw: str):

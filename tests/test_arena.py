@@ -141,6 +141,7 @@ def test_cli_writes_json_csv_and_plot(tmp_path, capsys):
     (["--players", "2", "--agents", "random,alphago"], "unknown agent 'alphago'"),
     (["--players", "2", "--agents", "random,search[determinizations=0]"], "determinizations"),
     (["--players", "2", "--agents", "random,greedy[bogus]"], "key=value"),
+    (["--players", "2", "--agents", "random,search[nonsense=1]"], "'search[nonsense=1]'"),
     (["--players", "2", "--agents", "random,random", "--games", "0"], "positive"),
 ])
 def test_cli_errors(argv, message, capsys):
@@ -159,6 +160,8 @@ def test_cli_bad_checkpoint(capsys):
 
 
 def test_run_arena_errors():
+    with pytest.raises(ValueError, match=r"agent 'greedy\[nonsense=1\]'.*nonsense"):
+        run_arena(["greedy[nonsense=1]", "random"], 2, 2)
     with pytest.raises(ValueError, match="between 2 and 7"):
         run_arena(["random"] * 8, 8, 8)
     with pytest.raises(ValueError, match="need 3 agents"):

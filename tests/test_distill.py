@@ -125,6 +125,8 @@ def test_command_line_run_resumes_from_its_shards(tmp_path):
 
 
 @pytest.mark.parametrize("flag", ["--teacher", "--driver"])
-def test_a_missing_policy_file_is_a_clear_error(flag, tmp_path, capsys):
-    assert main(["--out", str(tmp_path), "--games", "2", "--shard-games", "2", flag, "ppo:/no/such/policy.pt"]) == 2
-    assert "PPO checkpoint not found: /no/such/policy.pt" in capsys.readouterr().err
+@pytest.mark.parametrize("spec, message", [("ppo:/no/such/policy.pt", "PPO checkpoint not found: /no/such/policy.pt"),
+                                           ("search[nonsense=1]", "agent 'search[nonsense=1]'")])
+def test_a_bad_agent_is_a_clear_error(flag, spec, message, tmp_path, capsys):
+    assert main(["--out", str(tmp_path), "--games", "2", "--shard-games", "2", flag, spec]) == 2
+    assert message in capsys.readouterr().err

@@ -241,7 +241,7 @@ def check_args(args: Args) -> None:
         for name in split_names(names):
             try:  # built once here, so that a typo or a missing checkpoint fails before any training
                 build_agent(name)
-            except (ValueError, TypeError, FileNotFoundError) as exc:
+            except (ValueError, FileNotFoundError) as exc:
                 raise ValueError(f"{flag}: {exc}") from None
 
 
