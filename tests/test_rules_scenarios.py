@@ -355,8 +355,8 @@ def test_reward_schemes(scheme, expected):
 
 
 def test_margin_reward_gives_players_tied_on_top_the_same_reward():
-    """Seats 0 and 1 tie on 25 and the tie-break makes seat 1 the winner, but their score
-    margins are both 0: the margin reward does not look at tie-breaks."""
+    """All three seats tie on 10 and the tie-break makes one of them the winner, but every
+    score margin is 0: the margin reward does not look at tie-breaks."""
     holdings = [[0, 3, 1, 3, 3, 4], [0, 3, 3, 2, 3, 2], [0, 0, 3, 3, 3, 4]]
     deck, actions = draw_keep_game(holdings, removed="giraffe " * 5)
     sim = Simulator(Rules(num_players=3, reward="margin"), 1, decks=[deck])
