@@ -200,19 +200,25 @@ class SearchAgent(Agent):
         inference_oversample: hand hypotheses sampled per world of the first round; they
             are sampled and weighted once per decision, and every round of the search
             draws its worlds from them by weight.
+        opponent_model: how the rollouts play the other seats: ``"greedy"`` (default) or
+            ``"random"`` (uniformly random legal moves; the searching seat still plays
+            greedy). Under the random model a put-down says nothing about its player's
+            hand, so hands are not read (as with ``infer_hands=False``).
     """
 
     name = "search"
     needs_public_state = True
     reads_put_downs = True
     VALUES = ("soft", "win", "rank")
+    OPPONENT_MODELS = ("greedy", "random")
 
     def __init__(self, seed: int | None = None, determinizations: int = 144, halving_rounds: int = 2,
                  max_candidates: int = 0, horizon: int = 12, value: str = "soft", soft_scale: float = 4.0,
                  max_world_factor: float = 4.0, rollouts: int = 1, rollout_epsilon: float = 0.0,
                  rules: Rules | None = None, max_rollouts: int = 1 << 16, greedy: GreedyParams | None = None,
                  turn_puts: int = 3, halving_width: int = 8, infer_hands: bool = True,
-                 inference_temperature: float = 0.5, inference_oversample: int = 6):
+                 inference_temperature: float = 0.5, inference_oversample: int = 6,
+                 opponent_model: str = "greedy"):
         super().__init__(seed)
         for label, number, low in (("determinizations", determinizations, 1), ("rollouts", rollouts, 1),
                                    ("max_rollouts", max_rollouts, 1), ("halving_rounds", halving_rounds, 0),
@@ -225,6 +231,8 @@ class SearchAgent(Agent):
             raise ValueError(f"rollout_epsilon must be in [0, 1], got {rollout_epsilon!r}")
         if value not in self.VALUES:
             raise ValueError(f"value must be one of {self.VALUES}, got {value!r}")
+        if opponent_model not in self.OPPONENT_MODELS:
+            raise ValueError(f"opponent_model must be one of {self.OPPONENT_MODELS}, got {opponent_model!r}")
         if not soft_scale > 0:
             raise ValueError(f"soft_scale must be positive, got {soft_scale!r}")
         if not inference_temperature > 0:
@@ -245,7 +253,9 @@ class SearchAgent(Agent):
         self.greedy = greedy if greedy is not None else GreedyParams()
         self.turn_puts = int(turn_puts)
         self.halving_width = int(halving_width)
-        self.infer_hands = bool(infer_hands)
+        self.opponent_model = opponent_model
+        # Hand reading models the other players as greedy: it is meaningless under another model.
+        self.infer_hands = bool(infer_hands) and opponent_model == "greedy"
         self.inference_temperature = float(inference_temperature)
         self.inference_oversample = int(inference_oversample)
 
@@ -429,6 +439,9 @@ class SearchAgent(Agent):
                 done = done[keep]
             mask = sim.legal_mask()
             actions = greedy_actions(state_features(sim.state), mask, self.greedy)
+            if self.opponent_model == "random":
+                theirs = (sim.state.current != mover[live]) & ~done & mask.any(axis=1)
+                actions[theirs] = uniform_legal(mask[theirs], self.rng)
             if self.rollout_epsilon > 0:
                 explore = self.rng.random(actions.size) < self.rollout_epsilon
                 explore &= mask.any(axis=1)

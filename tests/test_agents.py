@@ -201,7 +201,8 @@ def test_search_needs_public_state_and_validates_budget():
         agent.act(observe(sim.state), sim.legal_mask())
     for bad in ({"determinizations": 0}, {"rollouts": -1}, {"rollout_epsilon": 2.0}, {"max_candidates": -1},
                 {"value": "best"}, {"soft_scale": 0.0}, {"max_world_factor": 0.5}, {"halving_rounds": -1}, {"turn_puts": -1},
-                {"halving_width": 0}, {"inference_temperature": 0.0}, {"inference_oversample": 0}):
+                {"halving_width": 0}, {"inference_temperature": 0.0}, {"inference_oversample": 0},
+                {"opponent_model": "search"}):
         with pytest.raises(ValueError):
             SearchAgent(**bad)
 
@@ -273,6 +274,36 @@ def test_search_with_whole_turns_plays_legally_to_the_end():
     seats = [make_agent("search", seed=0, determinizations=2, turn_puts=2, halving_width=3), make_agent("greedy"),
              make_agent("random", seed=1)]
     sim = Simulator(Rules(num_players=3), 8, seed=5)
+    while not sim.done.all():
+        sim.step(act_for_seats(sim, seats))
+    assert not sim.state.truncated.any()
+
+
+@pytest.mark.parametrize("horizon", [0, 12])
+def test_search_opponent_model_decides_how_rollouts_play_the_other_seats(horizon):
+    # 40 copies of one sampled world: under the greedy model every rollout plays the same
+    # game (greedy is deterministic); under the random model the other seats play at random.
+    sim = Simulator(Rules(num_players=4), 1, seed=3)
+    for _ in range(6):
+        sim.step(sim.legal_mask().argmax(axis=1))
+    seat = sim.state.current.astype(np.intp)
+    world = determinize(public_state(sim.state, seat), seat, 1, np.random.default_rng(0)).take(np.zeros(40, np.intp))
+    plan = np.full(40, int(sim.legal_mask()[0].argmax()))
+    mover = np.repeat(seat, 40)
+    values = {}
+    for model in ("greedy", "random"):
+        agent = SearchAgent(seed=1, horizon=horizon, opponent_model=model)
+        values[model] = agent._rollout(world.take(np.arange(40)), plan, mover)
+    assert np.unique(values["greedy"]).size == 1
+    assert np.unique(values["random"]).size > 5
+
+
+def test_search_with_the_random_opponent_model_reads_no_hands_and_plays_legally():
+    assert not SearchAgent(opponent_model="random").infer_hands
+    assert SearchAgent(opponent_model="greedy").infer_hands
+    seats = [make_agent("search", seed=0, determinizations=2, opponent_model="random"), make_agent("random", seed=1),
+             make_agent("random", seed=2)]
+    sim = Simulator(Rules(num_players=3), 6, seed=4)
     while not sim.done.all():
         sim.step(act_for_seats(sim, seats))
     assert not sim.state.truncated.any()
