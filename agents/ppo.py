@@ -257,6 +257,10 @@ def model_from_checkpoint(data: dict[str, Any], path: str = "<checkpoint>") -> A
         model.load_state_dict(data["model"])
     except (KeyError, TypeError, ValueError, RuntimeError) as exc:
         raise CheckpointError(f"{path}: weights do not match the declared network {config}: {exc}") from exc
+    broken = [name for name, tensor in model.state_dict().items() if not bool(torch.isfinite(tensor).all())]
+    if broken:
+        raise CheckpointError(f"{path}: non-finite (NaN or infinite) weights in {', '.join(broken)}; "
+                              "the run that wrote it diverged")
     model.eval()
     return model
 

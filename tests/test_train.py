@@ -195,6 +195,11 @@ def test_bad_checkpoints_give_clear_errors(tmp_path):
     torch.save(data, tmp_path / "shape.pt")
     with pytest.raises(CheckpointError, match="do not match"):
         load_ppo_agent(str(tmp_path / "shape.pt"))
+    data = checkpoint_dict(model)
+    data["model"]["actor.0.weight"][0, 0] = float("nan")  # what a diverged run would have written
+    torch.save(data, tmp_path / "nan.pt")
+    with pytest.raises(CheckpointError, match="non-finite .* actor.0.weight"):
+        load_ppo_agent(str(tmp_path / "nan.pt"))
     with pytest.raises(ValueError):
         PPOAgent("not a model")
 
@@ -211,6 +216,48 @@ def test_args_cli():
             check_args(Args(**bad))
     with pytest.raises(SystemExit):
         parse_args(["--no-such-flag"])
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"gamma": 1.5}, "--gamma must be a finite number in \\[0, 1\\], got 1.5"),
+    ({"gae_lambda": -0.1}, "--gae-lambda"),
+    ({"ent_coef": float("nan")}, "--ent-coef must be a finite number in \\[0, inf\\), got nan"),
+    ({"learning_rate": 0.0}, "--learning-rate must be a finite number in \\(0, inf\\)"),
+    ({"clip_coef": -0.2}, "--clip-coef"),
+    ({"vf_coef": -1.0}, "--vf-coef"),
+    ({"max_grad_norm": float("inf")}, "--max-grad-norm"),
+    ({"target_kl": -1.0}, "--target-kl"),
+    ({"pfsp_power": float("nan")}, "--pfsp-power"),
+    ({"max_seconds": -5.0}, "--max-seconds"),
+    ({"seed": -1}, "--seed"),
+    ({"out": ""}, "--out"),
+])
+def test_bad_numbers_fail_before_training(bad, message):
+    """A NaN or out-of-range hyperparameter used to train on (an --ent-coef nan run wrote a
+    policy of NaN weights and exited 0)."""
+    with pytest.raises(ValueError, match=message):
+        check_args(Args(**bad))
+
+
+def test_a_diverging_run_stops_without_writing_its_nan_weights(tmp_path, monkeypatch, capsys):
+    import train.selfplay as selfplay
+
+    real_step = torch.optim.Adam.step
+
+    def poisoned_step(self, *args, **kwargs):  # the first update breaks the weights
+        out = real_step(self, *args, **kwargs)
+        with torch.no_grad():
+            self.param_groups[0]["params"][0].fill_(float("nan"))
+        return out
+
+    monkeypatch.setattr(torch.optim.Adam, "step", poisoned_step)
+    out = tmp_path / "run"
+    code = selfplay.main(["--out", str(out), "--total-steps", "512", "--num-envs", "32", "--num-steps", "8",
+                          "--num-minibatches", "2", "--final-eval-games", "0", "--eval-games", "4",
+                          "--no-progress", "--baselines", "random", "--eval-opponents", "random"])
+    assert code == 2
+    assert "training diverged at step 256" in capsys.readouterr().err
+    assert not (out / "policy.pt").exists() and not (out / "checkpoint.pt").exists()
 
 
 @pytest.mark.parametrize("bad, message", [

@@ -65,6 +65,7 @@ import dataclasses
 import inspect
 import itertools
 import json
+import math
 import os
 import subprocess
 import sys
@@ -232,8 +233,20 @@ def check_args(args: Args) -> None:
         raise ValueError("--num-envs * --num-steps must be divisible by --num-minibatches")
     if not 0.0 <= args.self_play_share < 1.0:
         raise ValueError(f"--self-play-share must be in [0, 1), got {args.self_play_share}")
-    if args.pool_size < 0 or args.final_eval_games < 0 or args.pfsp_power < 0 or args.max_seconds < 0:
-        raise ValueError("--pool-size, --final-eval-games, --pfsp-power and --max-seconds must be >= 0")
+    if args.pool_size < 0 or args.final_eval_games < 0 or args.seed < 0:
+        raise ValueError("--pool-size, --final-eval-games and --seed must be >= 0")
+    # (low, high, low inclusive): NaN fails every comparison, so it is caught too.
+    for name, (low, high, closed) in {"learning_rate": (0.0, math.inf, False), "gamma": (0.0, 1.0, True),
+                                      "gae_lambda": (0.0, 1.0, True), "clip_coef": (0.0, math.inf, False),
+                                      "ent_coef": (0.0, math.inf, True), "vf_coef": (0.0, math.inf, True),
+                                      "max_grad_norm": (0.0, math.inf, False), "target_kl": (0.0, math.inf, True),
+                                      "pfsp_power": (0.0, math.inf, True), "max_seconds": (0.0, math.inf, True)}.items():
+        value = getattr(args, name)
+        if not ((low <= value if closed else low < value) and value <= high and math.isfinite(value)):
+            interval = f"{'[' if closed else '('}{low:g}, {high:g}{']' if math.isfinite(high) else ')'}"
+            raise ValueError(f"--{name.replace('_', '-')} must be a finite number in {interval}, got {value}")
+    if not args.out:
+        raise ValueError("--out must name a folder")
     Rules(num_players=args.eval_players, turn_cap=args.turn_cap)  # validates both
     if args.init_policy and not os.path.isfile(args.init_policy):
         raise ValueError(f"--init-policy {args.init_policy}: no such file")
@@ -643,6 +656,11 @@ def train(args: Args, given: dict[str, Any] | None = None) -> dict[str, Any]:
                     break
             updates += 1
             update_time = time.perf_counter() - t1
+            if not all(bool(torch.isfinite(p).all()) for p in model.parameters()):
+                # Stop before a NaN network reaches a checkpoint, the pool or the policy file.
+                raise ValueError(f"training diverged at step {global_step:,}: the network's weights are no longer "
+                                 f"finite (last losses: policy {pg_loss.item()}, value {v_loss.item()}); "
+                                 f"{ckpt_path} still holds the last good checkpoint (try a lower --learning-rate)")
 
             # ---------------------------------------------------------------- pool
             seen = opp_cnt > 0
