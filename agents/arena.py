@@ -23,6 +23,7 @@ brackets, e.g. ``search[determinizations=8;rollout_epsilon=0.1]``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import io
 import json
@@ -79,14 +80,18 @@ def parse_agent_spec(spec: str) -> tuple[str, dict]:
 def build_agent(spec: str, seed: int | None = None) -> Agent:
     """The agent of a spec such as ``"greedy"``, ``"ppo:PATH"`` or
     ``"search[determinizations=8]"`` (:func:`parse_agent_spec`, then ``make_agent``).
-    Specs are typed by users, so an argument the agent does not take is a ValueError
-    naming the spec, like every other bad spec (a missing ``ppo:PATH`` file stays a
-    FileNotFoundError)."""
+    Specs are typed by users, so an argument the agent does not take, or a value it
+    refuses, is a ValueError naming the spec, like every other bad spec: in a line of
+    several specs the user must see which one is wrong (a missing ``ppo:PATH`` file stays
+    a FileNotFoundError)."""
     name, kwargs = parse_agent_spec(spec)
     try:
         return make_agent(name, seed=seed, **kwargs)
-    except TypeError as exc:
-        raise ValueError(f"agent {spec.strip()!r}: {exc}") from None
+    except (TypeError, ValueError) as exc:
+        label = repr(spec.strip())
+        if isinstance(exc, ValueError) and label in str(exc):  # names the spec already (unknown agent)
+            raise
+        raise ValueError(f"agent {label}: {exc}") from None
 
 
 def _parse_value(raw: str):
@@ -226,13 +231,39 @@ class ArenaResult:
 
 
 def _atomic_write(path: str, write, binary: bool = False) -> None:
-    """Write through a temporary file in the same folder, then rename (no torn files)."""
+    """Write through a temporary file in the same folder, then rename (no torn files).
+    If writing or renaming fails, the temporary file is removed: a failed write leaves
+    the folder as it was."""
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
-    with open(tmp, "wb" if binary else "w") as f:
-        write(f)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb" if binary else "w") as f:
+            write(f)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
+
+
+def check_output_path(path: str) -> str | None:
+    """Why ``path`` cannot be written by :func:`_atomic_write` (None if it can): it is a
+    folder, or its folder is not one and cannot be made one. Checked before a run, so that
+    a typo in an output path costs nothing rather than the results of the whole run."""
+    full = os.path.abspath(path)
+    if os.path.isdir(full):
+        return f"{path} is a directory"
+    folder = os.path.dirname(full)
+    # The nearest existing ancestor must be a folder we may write in (it makes the rest).
+    existing = folder
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        return f"{existing} is not a directory"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"cannot write in {existing}"
+    return None
 
 
 def _build_agents(agents, players: int, seed: int) -> tuple[list[Agent], list[str]]:
@@ -265,9 +296,15 @@ def run_arena(agents, players: int, games: int, seed: int = 0, *, rules: Rules |
         ``seed``; Agent objects are used as given (seed them yourself for reproducibility).
     players: table size (2-7); games: at least this many games are played (rounded up to a
         whole number of deals, one game per seat rotation).
-    rules: default ``Rules(num_players=players, turn_cap=turn_cap)``.
-    batch_size: games per Simulator batch (default: all at once).
+    seed: a non-negative int; the same seed replays the same tournament.
+    rules: default ``Rules(num_players=players, turn_cap=turn_cap)``. With ``rules``,
+        ``turn_cap`` may be left at its default or repeat ``rules.turn_cap``; a
+        different value is a ValueError rather than silently ignored.
+    batch_size: games per Simulator batch, a positive int (default: all at once).
     rate: compute OpenSkill ratings (skip for speed in training evaluations).
+
+    Every argument is checked before the first game is played, so that a bad one costs
+    nothing.
     """
     if isinstance(players, bool) or not isinstance(players, (int, np.integer)) or not (
         MIN_PLAYERS <= players <= MAX_PLAYERS
@@ -276,10 +313,22 @@ def run_arena(agents, players: int, games: int, seed: int = 0, *, rules: Rules |
     players = int(players)
     if isinstance(games, bool) or not isinstance(games, (int, np.integer)) or games < 1:
         raise ValueError(f"games must be a positive int, got {games!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    seed = int(seed)
+    if batch_size is not None and (
+        isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1
+    ):
+        raise ValueError(f"batch_size must be None or a positive int, got {batch_size!r}")
     if rules is None:
         rules = Rules(num_players=players, turn_cap=turn_cap)
+    elif not isinstance(rules, Rules):
+        raise ValueError(f"rules must be a startups_env.Rules, got {type(rules).__name__}: {rules!r}")
     elif rules.num_players != players:
         raise ValueError(f"rules.num_players={rules.num_players} differs from players={players}")
+    elif turn_cap != DEFAULT_TURN_CAP and turn_cap != rules.turn_cap:
+        raise ValueError(f"turn_cap={turn_cap!r} differs from rules.turn_cap={rules.turn_cap}; "
+                         "give the turn cap in rules only")
     built, names = _build_agents(agents, players, seed)
     deals = -(-int(games) // players)
     total = deals * players
@@ -292,7 +341,7 @@ def run_arena(agents, players: int, games: int, seed: int = 0, *, rules: Rules |
     rotation = np.arange(total) % players
     game_decks = decks[np.arange(total) // players]
     seat_entry = (np.arange(players)[None, :] - rotation[:, None]) % players  # [G, seat] -> entry
-    batch = total if batch_size is None else max(1, int(batch_size))
+    batch = total if batch_size is None else int(batch_size)
 
     ranks = np.zeros((total, players), np.int16)
     scores = np.zeros((total, players), np.int32)
@@ -340,7 +389,7 @@ def run_arena(agents, players: int, games: int, seed: int = 0, *, rules: Rules |
         bar.close()
     wall = time.perf_counter() - start
     mu, sigma = _ratings(ranks, players) if rate else ([0.0] * players, [0.0] * players)
-    return ArenaResult(names=names, players=players, seed=int(seed), ranks=ranks, scores=scores,
+    return ArenaResult(names=names, players=players, seed=seed, ranks=ranks, scores=scores,
                        truncated=truncated, turns=turns, rating_mu=mu, rating_sigma=sigma,
                        decisions=decisions, act_seconds=act_seconds, wall_seconds=wall,
                        rounds=rules.rounds, turn_cap=rules.turn_cap)
@@ -398,6 +447,14 @@ def main(argv=None) -> int:
         parser.error(f"--players {args.players} needs {args.players} agents, got {len(specs)}: {args.agents}")
     if args.games < 1:
         parser.error(f"--games must be positive, got {args.games}")
+    if args.seed < 0:
+        parser.error(f"--seed must be non-negative, got {args.seed}")
+    if args.batch_size is not None and args.batch_size < 1:
+        parser.error(f"--batch-size must be positive, got {args.batch_size}")
+    for flag, path in (("--json", args.json), ("--csv", args.csv), ("--plot", args.plot)):
+        problem = check_output_path(path) if path else None
+        if problem:
+            parser.error(f"{flag} {path}: {problem}")
     try:
         rules = Rules(num_players=args.players, turn_cap=args.turn_cap, rounds=args.rounds)
         result = run_arena(specs, args.players, args.games, args.seed, rules=rules,

@@ -8,6 +8,7 @@ from startups_env.rules import NUM_ACTIONS, Action
 
 from .base import Agent, check_act_inputs
 from .features import Features, features
+from .greedy import check_weight
 
 
 class BankerAgent(Agent):
@@ -31,8 +32,10 @@ class BankerAgent(Agent):
 
     def __init__(self, seed: int | None = None, min_coins: float = 2.0, useful_bonus: float = 1.0):
         super().__init__(seed)
-        self.min_coins = float(min_coins)
-        self.useful_bonus = float(useful_bonus)
+        # Checked here: a string would fail inside numpy mid-game, and nan would quietly
+        # make the bot never grab a card.
+        self.min_coins = check_weight("min_coins", min_coins)
+        self.useful_bonus = check_weight("useful_bonus", useful_bonus)
 
     def act(self, obs, mask, public=None):
         obs, mask = check_act_inputs(obs, mask)

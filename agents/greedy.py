@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import math
+import numbers
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
@@ -12,6 +14,16 @@ from .base import Agent, check_act_inputs
 from .features import Features, features
 
 C = NUM_COMPANIES
+
+
+def check_weight(label: str, value) -> float:
+    """``value`` as a float if it is a finite real number, else a ValueError naming
+    ``label``. Bot weights come from agent specs typed by users (``greedy[chip_value=abc]``
+    arrives as a string); unchecked, a bad one would fail inside numpy in the middle of
+    an arena, or (nan) quietly play nonsense. Bools are refused: ``True`` is no weight."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise ValueError(f"{label} must be a finite number, got {value!r}")
+    return float(value)
 
 
 @dataclass(frozen=True)
@@ -35,6 +47,11 @@ class GreedyParams:
     feed_penalty: float = 0.5
     """Cost of putting into the market a card of a company I lead narrowly (a rival may
     take it and catch up)."""
+
+    def __post_init__(self) -> None:
+        # Checked here, not in the bot, so that ``replace(params, ...)`` is checked too.
+        for f in fields(self):
+            object.__setattr__(self, f.name, check_weight(f.name, getattr(self, f.name)))
 
 
 class GreedyAgent(Agent):
@@ -85,7 +102,11 @@ class GreedyAgent(Agent):
 
     def __init__(self, seed: int | None = None, params: GreedyParams | None = None, **overrides):
         super().__init__(seed)
-        params = params or GreedyParams()
+        if params is None:
+            params = GreedyParams()
+        elif not isinstance(params, GreedyParams):
+            raise ValueError(f"params must be a GreedyParams, got {type(params).__name__}: {params!r}")
+        # An unknown override is a TypeError from replace(); bad values are checked by GreedyParams.
         self.params = replace(params, **overrides) if overrides else params
 
     def act(self, obs, mask, public=None):

@@ -564,3 +564,26 @@ def test_world_pool_takes_games_and_samples_by_weight():
     in_deck = (np.arange(DECK_SIZE)[:, None] < NUM_REMOVED) | (np.arange(DECK_SIZE)[:, None] >= sampled.pile_pos)
     for g in range(5):
         assert sorted(sampled.deck[in_deck[:, g], g]) == sorted(expected.deck[in_deck[:, g], g])
+
+
+@pytest.mark.parametrize("bad", ["abc", float("nan"), float("inf"), -float("inf"), True, None])
+def test_greedy_rejects_non_finite_parameters(bad):
+    """A bad weight is refused when the bot is built, not by numpy in the middle of a game."""
+    with pytest.raises(ValueError, match="chip_value"):
+        make_agent("greedy", chip_value=bad)
+    with pytest.raises(ValueError, match="spread_per_card"):
+        GreedyParams(spread_per_card=bad)
+    with pytest.raises(ValueError, match="params"):
+        make_agent("greedy", params={"chip_value": 0.0})
+    agent = make_agent("greedy", chip_value=-1, spread=np.float32(0.5))
+    assert agent.params.chip_value == -1 and agent.params.spread == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("bad", ["abc", float("nan"), float("inf"), True, None])
+def test_banker_rejects_non_finite_parameters(bad):
+    with pytest.raises(ValueError, match="min_coins"):
+        make_agent("banker", min_coins=bad)
+    with pytest.raises(ValueError, match="useful_bonus"):
+        make_agent("banker", useful_bonus=bad)
+    agent = make_agent("banker", min_coins=3, useful_bonus=np.float64(0.5))
+    assert (agent.min_coins, agent.useful_bonus) == (3.0, 0.5)

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import re
 
 import numpy as np
 import pytest
 
-from agents import act_for_seats, make_agent
-from agents.arena import ArenaResult, main, parse_agent_spec, played_share, run_arena, wilson_interval
+from agents import Agent, act_for_seats, make_agent
+from agents.arena import (ArenaResult, _atomic_write, build_agent, main, parse_agent_spec, played_share,
+                          run_arena, wilson_interval)
+from agents.random_agent import uniform_legal
 from startups_env import Rules, Simulator
 from startups_env.core import shuffled_decks
 
@@ -143,6 +147,10 @@ def test_cli_writes_json_csv_and_plot(tmp_path, capsys):
     (["--players", "2", "--agents", "random,greedy[bogus]"], "key=value"),
     (["--players", "2", "--agents", "random,search[nonsense=1]"], "'search[nonsense=1]'"),
     (["--players", "2", "--agents", "random,random", "--games", "0"], "positive"),
+    (["--players", "2", "--agents", "random,random", "--games", "2", "--batch-size", "0"], "--batch-size must be"),
+    (["--players", "2", "--agents", "random,random", "--games", "2", "--seed", "-1"], "--seed must be"),
+    (["--players", "2", "--agents", "random,greedy[chip_value=abc]", "--games", "2"],
+     "'greedy[chip_value=abc]'"),
 ])
 def test_cli_errors(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:
@@ -168,6 +176,103 @@ def test_run_arena_errors():
         run_arena(["random"] * 2, 3, 6)
     with pytest.raises(ValueError, match="differs"):
         run_arena(["random"] * 2, 2, 2, rules=Rules(num_players=3))
+
+
+class _CountingAgent(Agent):
+    """A random bot that counts its calls: a bad argument must be refused before any game."""
+
+    name = "counting"
+
+    def __init__(self):
+        super().__init__(0)
+        self.calls = 0
+
+    def act(self, obs, mask, public=None):
+        self.calls += 1
+        return uniform_legal(mask, self.rng)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(seed=None), "seed"),
+    (dict(seed=-1), "seed"),
+    (dict(seed=True), "seed"),
+    (dict(seed=1.5), "seed"),
+    (dict(batch_size=0), "batch_size"),
+    (dict(batch_size=-3), "batch_size"),
+    (dict(batch_size=2.5), "batch_size"),
+    (dict(batch_size=True), "batch_size"),
+    (dict(rules={"num_players": 2}), "rules"),
+    (dict(rules=Rules(num_players=2, turn_cap=50), turn_cap=60), "turn_cap"),
+])
+def test_run_arena_rejects_bad_arguments_before_playing(kwargs, message):
+    counting = _CountingAgent()
+    with pytest.raises(ValueError, match=message):
+        run_arena([counting, "random"], 2, 4, **kwargs)
+    assert counting.calls == 0
+
+
+def test_run_arena_turn_cap_agrees_with_rules():
+    """rules carries the turn cap; turn_cap may repeat it, or be left at its default."""
+    rules = Rules(num_players=2, turn_cap=50)
+    assert run_arena(["random", "random"], 2, 2, rules=rules, rate=False).turn_cap == 50
+    assert run_arena(["random", "random"], 2, 2, rules=rules, turn_cap=50, rate=False).turn_cap == 50
+    assert run_arena(["random", "random"], 2, 2, turn_cap=60, rate=False).turn_cap == 60
+    assert run_arena(["random", "random"], 2, 4, batch_size=np.int64(3), rate=False).games == 4
+
+
+@pytest.mark.parametrize("spec, parameter", [
+    ("greedy[chip_value=abc]", "chip_value"),
+    ("greedy[spread=nan]", "spread"),
+    ("greedy[draw_bonus=inf]", "draw_bonus"),
+    ("greedy[hide_penalty=true]", "hide_penalty"),
+    ("banker[min_coins=nan]", "min_coins"),
+    ("banker[useful_bonus=abc]", "useful_bonus"),
+])
+def test_build_agent_rejects_non_numeric_parameters(spec, parameter):
+    with pytest.raises(ValueError, match=re.escape(f"agent {spec!r}") + f".*{parameter}"):
+        build_agent(spec)
+
+
+@pytest.mark.parametrize("flag, make_bad, message", [
+    ("--json", lambda tmp: tmp / "afile" / "out.json", "not a directory"),
+    ("--plot", lambda tmp: tmp / "afile" / "deeper" / "out.png", "not a directory"),
+    ("--csv", lambda tmp: tmp / "adir", "is a directory"),
+])
+def test_cli_checks_output_paths_before_playing(tmp_path, capsys, flag, make_bad, message):
+    (tmp_path / "afile").write_text("x")
+    (tmp_path / "adir").mkdir()
+    bad = make_bad(tmp_path)
+    with pytest.raises(SystemExit) as exc:
+        main(["--players", "2", "--agents", "random,random", "--games", "2", flag, str(bad), "--no-progress"])
+    assert exc.value.code == 2
+    captured = capsys.readouterr()
+    assert flag in captured.err and message in captured.err and "Traceback" not in captured.err
+    assert "win rate" not in captured.out  # no game was played
+    assert sorted(os.listdir(tmp_path)) == ["adir", "afile"] and not os.listdir(tmp_path / "adir")
+
+
+def test_cli_creates_missing_output_folders(tmp_path):
+    out = tmp_path / "new" / "deeper" / "out.json"
+    assert main(["--players", "2", "--agents", "random,random", "--games", "2", "--json", str(out),
+                 "--no-progress"]) == 0
+    assert json.loads(out.read_text())["games"] == 2
+
+
+def test_atomic_write_leaves_no_temp_file_when_it_fails(tmp_path):
+    def boom(f):
+        f.write("half")
+        raise RuntimeError("disk on fire")
+
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        _atomic_write(str(tmp_path / "out.json"), boom)
+    assert os.listdir(tmp_path) == []
+    (tmp_path / "adir").mkdir()
+    with pytest.raises(OSError):  # the rename onto a directory fails
+        _atomic_write(str(tmp_path / "adir"), lambda f: f.write("x"))
+    assert os.listdir(tmp_path) == ["adir"] and not os.listdir(tmp_path / "adir")
+    (tmp_path / "adir").rmdir()
+    _atomic_write(str(tmp_path / "ok.txt"), lambda f: f.write("fine"))
+    assert os.listdir(tmp_path) == ["ok.txt"] and (tmp_path / "ok.txt").read_text() == "fine"
 
 
 def test_parse_agent_spec():
