@@ -31,7 +31,8 @@ A game cut by the turn cap ends *truncated* (``TimeLimit.truncated`` in SB3's in
 Contract: a game in which the learner would never act (possible only with a tiny turn
 cap) is dealt again without producing an episode. An illegal learner action raises
 ``ValueError`` and no game changes; an opponent returning an illegal action raises
-``ValueError`` naming the opponent.
+``ValueError`` naming the opponent, after which the batch must be ``reset()`` (see
+:class:`SeatBatch`).
 
 Example with sb3-contrib (three uniformly random opponents per 4-player game, 3-7 mixed
 here)::
@@ -148,6 +149,19 @@ def _opponent_name(opponent: Any, index: int) -> str:
     return str(getattr(opponent, "name", None) or getattr(opponent, "__name__", None) or f"opponent {index}")
 
 
+def _check_seed(seed, sequence_ok: bool = True):
+    """``seed`` if it is None, a non-negative int (bools refused: ``True`` is almost always a
+    mistake) or, where ``sequence_ok``, a ``numpy.random.SeedSequence``; else ValueError.
+    Checked up front so that a bad seed is reported as such, not as a numpy error from
+    deep inside a later ``reset()``."""
+    if seed is None or (sequence_ok and isinstance(seed, np.random.SeedSequence)):
+        return seed
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)) and seed >= 0:
+        return int(seed)
+    kinds = "None, a non-negative int or a numpy.random.SeedSequence" if sequence_ok else "None or a non-negative int"
+    raise ValueError(f"seed must be {kinds}, got {seed!r}")
+
+
 class SeatBatch:
     """B games with the learner in one seat each; opponents play the other seats.
 
@@ -160,8 +174,19 @@ class SeatBatch:
             (default ``rules.num_players``); uniform over the listed sizes.
         opponent_weights: sampling weights over ``opponents`` (default uniform); can be
             changed later with :meth:`set_opponent_weights` (applies to games dealt later).
-        seed: an int, a ``numpy.random.SeedSequence`` or None; seeds the deals, seats, table
-            sizes, opponent draws and the default random opponent. ``reset(seed=...)`` re-seeds.
+        seed: a non-negative int, a ``numpy.random.SeedSequence`` or None; seeds the deals,
+            seats, table sizes, opponent draws and the default random opponent.
+            ``reset(seed=...)`` re-seeds. Anything else raises ``ValueError`` naming ``seed``.
+
+    Errors: an illegal learner action or wrong-shaped ``actions`` raises ``ValueError`` and
+    changes nothing. An opponent can only be judged after the learner's move is applied (it
+    acts on the position that move creates), so when an opponent fails (an illegal or
+    malformed action, or an exception of its own) the batch is left mid-turn. Rolling back
+    would mean copying the whole state and the random streams on every ``step``, the
+    training hot path, to serve a rare error; instead the batch is marked as broken and
+    ``step()`` / ``action_masks()`` raise ``RuntimeError`` naming the failed opponent until
+    ``reset()`` deals afresh (which would otherwise let the learner's actions be played in
+    the opponents' seats).
 
     Attributes (all int arrays of shape [B], valid for the game being played):
         learner_seat, opponent (index into ``opponents``), num_players (property).
@@ -199,6 +224,8 @@ class SeatBatch:
         self.sim = Simulator(self.rules, b, seed=0)
         self._seed(seed)
         self._ready = False
+        self._broken: str | None = None  # why step() is refused until reset(), see the class doc
+        self._acting: int | None = None  # index of the opponent being asked to act, for errors
 
     # ------------------------------------------------------------------ setup
     def _check_weights(self, weights) -> np.ndarray:
@@ -230,6 +257,7 @@ class SeatBatch:
 
     def _seed(self, seed) -> None:
         # Independent streams for the deals, our own draws and the default opponent.
+        seed = _check_seed(seed)  # before anything is re-seeded
         seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
         sim_seq, own_seq, opp_seq = seq.spawn(3)
         self.sim.rng = np.random.default_rng(sim_seq)
@@ -251,9 +279,13 @@ class SeatBatch:
         b = self.num_envs
         self.sim.reset(num_players=self.rng.choice(self.players, size=b).astype(np.int8))
         self._assign(np.arange(b))
-        self._ready = True
+        self._ready, self._broken = True, None
         out = self._new_results()
-        self._play_opponents(out)
+        try:
+            self._play_opponents(out)
+        except BaseException as exc:
+            self._halt(exc)
+            raise
         return self.observe()
 
     def observe(self) -> np.ndarray:
@@ -282,6 +314,9 @@ class SeatBatch:
         (0 = won), ``num_players`` int8, ``opponent`` int64, ``episode_return`` float32,
         ``episode_length`` int64 (learner decisions), ``episode_time`` float64 (seconds);
         plus ``decisions`` (int, all seats' decisions applied in this call).
+
+        Bad learner actions raise ``ValueError`` and change nothing; a failing opponent
+        leaves the batch needing ``reset()`` (see the class doc).
         """
         self._check_ready()
         a = np.asarray(actions)
@@ -290,10 +325,14 @@ class SeatBatch:
         out = self._new_results()
         before = self.decisions
         result = self.sim.step(a)  # raises ValueError on an illegal action, changing nothing
-        self.decisions += self.num_envs
-        self.episode_length += 1
-        self._collect(result, np.ones(self.num_envs, bool), out)
-        self._play_opponents(out)
+        try:  # from here on the learner's move is applied: a failure leaves the batch mid-turn
+            self.decisions += self.num_envs
+            self.episode_length += 1
+            self._collect(result, np.ones(self.num_envs, bool), out)
+            self._play_opponents(out)
+        except BaseException as exc:
+            self._halt(exc)
+            raise
         obs = self.observe()
         out["decisions"] = self.decisions - before
         reward = out.pop("reward")
@@ -303,8 +342,21 @@ class SeatBatch:
 
     # ------------------------------------------------------------------ internals
     def _check_ready(self) -> None:
+        if self._broken is not None:
+            raise RuntimeError(self._broken)
         if not self._ready:
             raise RuntimeError("call reset() before step() or action_masks()")
+
+    def _halt(self, exc: BaseException) -> None:
+        """Refuse ``step()`` until ``reset()``: ``exc`` struck after the learner's move was
+        applied, so some games wait for an opponent (see the class doc)."""
+        k, self._acting = self._acting, None
+        why = "by an error" if k is None else f"when opponent {_opponent_name(self.opponents[k], k)!r} failed"
+        self._ready = False
+        self._broken = (
+            f"the batch was left mid-turn {why} ({type(exc).__name__}: {exc}); "
+            "call reset() before step() or action_masks()"
+        )
 
     def _new_results(self) -> dict[str, Any]:
         b = self.num_envs
@@ -375,7 +427,9 @@ class SeatBatch:
             who = self.opponent[games]
             for k in np.unique(who):
                 sel = games[who == k]
+                self._acting = int(k)
                 actions[sel] = self._call_opponent(int(k), sel, obs[sel], mask[sel])
+            self._acting = None
             result = self.sim.step(actions, active=waiting)
             self.decisions += games.size
             self._collect(result, waiting, out)
@@ -435,23 +489,44 @@ if VecEnv is not None:
             observation_space = spaces.Box(OBS_LOW, OBS_HIGH, (OBS_DIM,), np.float32)
             super().__init__(num_envs, observation_space, spaces.Discrete(NUM_ACTIONS))
             self._actions: np.ndarray | None = None
-            self._seed_pending = seed
+            self._seed_pending = seed  # checked by SeatBatch above
 
         # -- VecEnv API
         def seed(self, seed: int | None = None) -> list[int | None]:
-            """Seeds the next ``reset()`` (all games draw from one seeded stream)."""
+            """Seeds the next ``reset()`` (all games draw from one seeded stream). ``seed``
+            is None or a non-negative int, checked here (``ValueError``) rather than at that
+            reset, where the error would point away from the bad value."""
+            seed = _check_seed(seed, sequence_ok=False)
             self._seed_pending = seed
             return [None if seed is None else seed + i for i in range(self.num_envs)]
 
         def reset(self) -> np.ndarray:
-            seed, self._seed_pending = self._seed_pending, None
-            obs = self.batch.reset(seed=seed)
+            # The pending seed is dropped only once used: a reset that fails (e.g. an opponent
+            # error) keeps it for the next one instead of silently running unseeded.
+            obs = self.batch.reset(seed=self._seed_pending)
+            self._seed_pending = None
             self._reset_seeds()
             self._reset_options()
             return obs
 
         def step_async(self, actions: np.ndarray) -> None:
-            self._actions = np.asarray(actions).reshape(self.num_envs).astype(np.int64)
+            """Takes what SB3 passes for a ``Discrete`` space: int[num_envs] (or
+            int[num_envs, 1], or a list of ints). Anything else raises ``ValueError`` before
+            anything is stored: reshaping would let a [2, 2] batch pass for 4 envs, and
+            casting would play 0.7 as 0. SB3's own paths (``predict``, the policy's sampled
+            actions, ``action_space.sample()``) always give integers, so floats are refused
+            even when whole. Action ids are checked by the simulator in ``step_wait``, which
+            raises and changes no game."""
+            n = self.num_envs
+            try:
+                a = np.asarray(actions)
+            except (ValueError, TypeError):  # e.g. a ragged list
+                raise ValueError(f"actions must be {n} ints (shape [{n}] or [{n}, 1]), got {actions!r}") from None
+            if a.shape not in ((n,), (n, 1)):
+                raise ValueError(f"actions must have shape [{n}] or [{n}, 1] (one per env), got {list(a.shape)}")
+            if a.dtype.kind not in "iu":  # signed or unsigned integers (bool is kind "b")
+                raise ValueError(f"actions must be integers, got dtype {a.dtype}: {a.ravel()[:10].tolist()}")
+            self._actions = a.reshape(n).astype(np.int64)  # a copy: the caller may reuse its buffer
 
         def step_wait(self):
             if self._actions is None:

@@ -272,3 +272,127 @@ def test_privileged_observation_accounts_for_every_card():
             assert (info["terminal_privileged"][done][:, 42:48] == 0).all() or trunc[done].any()
     with pytest.raises(ValueError):
         privileged_observation(batch.sim.state, np.zeros(3))
+
+
+class FailingOpponent:
+    """Plays the first legal action; on its ``fail_at``-th call (0-based) it misbehaves:
+    returns an illegal action, or raises an error of its own when ``crash``."""
+
+    name = "flaky"
+
+    def __init__(self, fail_at, crash=False):
+        self.fail_at, self.crash, self.calls = fail_at, crash, 0
+
+    def __call__(self, obs, mask):
+        self.calls += 1
+        if self.calls - 1 == self.fail_at:
+            if self.crash:
+                raise RuntimeError("boom")
+            return np.where(mask, -1, np.arange(19)).max(axis=1)  # an illegal id per game
+        return np.argmax(mask, axis=1)
+
+
+def test_failed_opponent_leaves_batch_needing_reset():
+    opp = FailingOpponent(fail_at=-1)
+    batch = SeatBatch(8, opp, players=4, seed=0)
+    batch.reset()
+    opp.fail_at = opp.calls + 2  # in the second step()'s opponent turns
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="flaky chose illegal"):
+        for _ in range(10):
+            batch.step(random_legal_actions(batch.action_masks(), rng))
+    # Some games now wait for an opponent: the learner's actions must not be played there.
+    decisions = batch.decisions
+    with pytest.raises(RuntimeError, match="mid-turn when opponent 'flaky' failed.*reset"):
+        batch.step(np.zeros(8, np.int64))
+    with pytest.raises(RuntimeError, match="mid-turn"):
+        batch.action_masks()
+    assert batch.decisions == decisions
+    batch.reset()
+    for _ in play(batch, 5, rng):
+        pass
+
+    # An opponent's own exception while reset() lets it play first does the same.
+    batch = SeatBatch(8, FailingOpponent(fail_at=0, crash=True), players=4, seed=0)
+    with pytest.raises(RuntimeError, match="boom"):
+        batch.reset()
+    with pytest.raises(RuntimeError, match="mid-turn when opponent 'flaky' failed \\(RuntimeError: boom\\)"):
+        batch.step(np.zeros(8, np.int64))
+    batch.reset()
+    for _ in play(batch, 5, rng):
+        pass
+
+
+def test_seatbatch_seed_is_checked():
+    for bad in (-1, 1.5, "a", True, [1, 2]):
+        with pytest.raises(ValueError, match="seed must be"):
+            SeatBatch(2, seed=bad)
+    batch = SeatBatch(4, players=4, seed=np.random.SeedSequence(3))
+    obs = batch.reset(seed=np.int64(5))
+    mask = batch.action_masks()
+    with pytest.raises(ValueError, match="seed must be .*got -1"):
+        batch.reset(seed=-1)
+    assert np.array_equal(batch.observe(), obs) and np.array_equal(batch.action_masks(), mask)
+    assert np.array_equal(SeatBatch(4, players=4).reset(seed=5), obs)
+
+
+def test_vecenv_step_async_checks_actions():
+    env = StartupsVecEnv(num_envs=4, players=4, seed=0)
+    obs = env.reset()
+    decisions = env.batch.decisions
+    legal = np.argmax(env.action_masks(), axis=1)
+    shape = r"actions must have shape \[4\] or \[4, 1\] \(one per env\), got "
+    for bad, match in [
+        (np.full(4, 0.7), "actions must be integers, got dtype float64"),
+        (legal.astype(float), "actions must be integers"),  # whole floats too: SB3 passes ints
+        ([0, 0, np.nan, 0], r"actions must be integers, got dtype float64: \[0.0, 0.0, nan, 0.0\]"),
+        (legal.astype(bool), "actions must be integers, got dtype bool"),
+        (legal.reshape(2, 2), shape + r"\[2, 2\]"),
+        (legal[:3], shape + r"\[3\]"),
+        (legal.reshape(1, 4), shape + r"\[1, 4\]"),
+        (int(legal[0]), shape + r"\[\]"),
+        ([[0, 1], [2]], "actions must be 4 ints"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            env.step(bad)
+        assert np.array_equal(env.batch.observe(), obs) and env.batch.decisions == decisions
+    # An illegal id: the simulator's error, and no game changes.
+    illegal = np.where(env.action_masks(), -1, np.arange(19)).max(axis=1)
+    for bad in (illegal, np.full(4, 19)):
+        with pytest.raises(ValueError, match="illegal|out of range"):
+            env.step(bad)
+        assert np.array_equal(env.batch.observe(), obs) and env.batch.decisions == decisions
+    # A bad batch does not replace actions already handed in.
+    env.step_async(legal)
+    with pytest.raises(ValueError):
+        env.step_async(legal[:3])
+    env.step_wait()
+    assert env.batch.decisions > decisions
+    # What SB3 passes: int[n] (any int dtype), int[n, 1], a list of ints.
+    for form in (lambda a: a, lambda a: a.astype(np.int32).reshape(4, 1), lambda a: a.tolist(),
+                 lambda a: a.astype(np.uint8)):
+        decisions = env.batch.decisions
+        env.step(form(np.argmax(env.action_masks(), axis=1)))
+        assert env.batch.decisions > decisions
+
+
+def test_vecenv_seed_is_checked_and_kept_until_used():
+    env = StartupsVecEnv(num_envs=4, players=4, seed=0)
+    env.reset()
+    assert env.seed(2) == [2, 3, 4, 5]
+    for bad in (-1, 1.5, "a", True, np.int64(-2), np.random.SeedSequence(1)):
+        with pytest.raises(ValueError, match="seed must be None or a non-negative int"):
+            env.seed(bad)
+    assert np.array_equal(env.reset(), StartupsVecEnv(num_envs=4, players=4, seed=2).reset()), \
+        "a rejected seed() keeps the seed given before"
+
+    # A reset that fails (here an opponent error) keeps the pending seed for the next one.
+    flaky = FailingOpponent(fail_at=0, crash=True)
+    env = StartupsVecEnv(num_envs=8, opponents=flaky, players=4, seed=0)
+    env.seed(np.int64(5))
+    with pytest.raises(RuntimeError, match="boom"):
+        env.reset()
+    assert flaky.calls == 1
+    steady = StartupsVecEnv(num_envs=8, opponents=FailingOpponent(fail_at=-1), players=4, seed=1)
+    steady.seed(5)
+    assert np.array_equal(env.reset(), steady.reset())
