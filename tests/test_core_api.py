@@ -77,6 +77,42 @@ def test_random_actions_are_legal_and_use_the_given_generator():
         sim.step(sim.random_actions(mask))
 
 
+# Legal sets of the frequency test: take-phase and put-down-phase rows, one with a single
+# action, one with the whole put-down range (the first and last ids of a row are where an
+# off-by-one would show).
+FREQUENCY_ROWS = [[0, 2, 5], [7, 9, 13, 16, 18], [4], [1, 6], list(range(7, 19)), [0, 1, 2, 3, 4, 5, 6]]
+
+
+@pytest.mark.parametrize("batch", [8, 64])  # up to 32 games and above: separate code paths
+def test_random_actions_are_uniform_over_the_legal_actions(batch):
+    """random_actions draws each legal action of a game with equal probability, from the
+    generator it is given (the simulator's own generator is left alone)."""
+    sim = Simulator(Rules(), batch, seed=0)
+    rows = [FREQUENCY_ROWS[g % len(FREQUENCY_ROWS)] for g in range(batch)]
+    mask = np.zeros((batch, NUM_ACTIONS), bool)
+    for g, legal in enumerate(rows):
+        mask[g, legal] = True
+    draws = 3000
+    rng = np.random.default_rng(123)
+    own = sim.rng.bit_generator.state
+    picked = np.stack([sim.random_actions(mask, rng=rng) for _ in range(draws)])  # [draws, B]
+    assert sim.rng.bit_generator.state == own, "the given generator must be used, not the simulator's"
+    assert mask[np.arange(batch), picked].all(), "an illegal action was drawn"
+    for g, legal in enumerate(rows):
+        assert set(picked[:, g].tolist()) == set(legal), f"game {g}: some legal action never drawn"
+    for k, legal in enumerate(FREQUENCY_ROWS):  # pooled over the games of each legal set
+        games = np.arange(k, batch, len(FREQUENCY_ROWS))
+        n, p = draws * games.size, 1.0 / len(legal)
+        freq = np.bincount(picked[:, games].ravel(), minlength=NUM_ACTIONS)[legal]
+        # 6 standard deviations: a uniform sampler lands outside once in ~5e8 counts.
+        tolerance = 6 * np.sqrt(n * p * (1 - p))
+        assert np.abs(freq - n * p).max() <= tolerance, f"legal {legal}: {freq.tolist()} of {n} draws"
+    # Another generator gives other actions; the same seed the same ones.
+    a, b = (sim.random_actions(mask, rng=np.random.default_rng(seed)) for seed in (1, 2))
+    assert not np.array_equal(a, b)
+    np.testing.assert_array_equal(a, sim.random_actions(mask, rng=np.random.default_rng(1)))
+
+
 # ----------------------------------------------------------------- auto-reset
 def test_auto_reset_redeals_finished_games_and_reports_their_results():
     seed = 3

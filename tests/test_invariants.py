@@ -18,7 +18,7 @@ Checked after every decision, for every game of the batch:
 """
 
 import numpy as np
-from hypothesis import Phase, given, settings
+from hypothesis import Phase, example, given, settings
 from hypothesis import strategies as st
 
 from helpers import assert_states_equal
@@ -149,6 +149,27 @@ def choose(mask: np.ndarray, rng: np.random.Generator, market_bias: float) -> np
     market_bias=st.sampled_from([0.0, 0.5, 0.9]),
 )
 def test_invariants_under_random_play(seed, players, rounds, turn_cap, market_bias):
+    play_and_check(seed, players, rounds, turn_cap, market_bias)
+
+
+@settings(max_examples=5, deadline=None, database=None, phases=NO_SHRINK)
+@example(seed=40, players=[2, 3, 4, 5, 6, 7, 4, 3] * 8, rounds=1, turn_cap=120, market_bias=0.5)  # 64 games
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    players=st.lists(st.integers(2, 7), min_size=40, max_size=64),
+    rounds=st.sampled_from([1, 4]),
+    turn_cap=st.sampled_from([120, 40]),
+    market_bias=st.sampled_from([0.0, 0.5, 0.9]),
+)
+def test_invariants_under_random_play_in_large_batches(seed, players, rounds, turn_cap, market_bias):
+    """Batches of more than 32 games take other code paths in the simulator (e.g. the
+    draw cost and the coins laid on a draw are summed row by row): the same invariants."""
+    play_and_check(seed, players, rounds, turn_cap, market_bias)
+
+
+def play_and_check(seed, players, rounds, turn_cap, market_bias) -> None:
+    """Play a batch (one game per entry of ``players``, its table size) to the end with
+    ``choose``, checking the invariants after every decision."""
     rng = np.random.default_rng(seed)
     sim = Simulator(Rules(rounds=rounds, turn_cap=turn_cap), len(players), seed=seed, num_players=players)
     decisions = 0

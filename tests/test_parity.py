@@ -8,7 +8,10 @@ seeded ``random.Random``. After every decision the legal action sets and the ful
 scores, 3-point coins, rankings, round chips, flags and rewards must be equal too.
 
 The configurations cycle through standard games, games with a small turn cap (so that
-truncation is compared), round games (explicit decks [B, 4, 45]) and capped round games.
+truncation is compared), round games (explicit decks [B, 4, 45]) and capped round games;
+the reward scheme advances once per full cycle of the configurations, so the first
+``len(CONFIGS) * len(REWARDS)`` batches play every (configuration, scheme) pair (with the
+two cycles in lockstep, round games would never have met "win" or "score").
 
 STARTUPS_PARITY_GAMES sets the number of games (default 2000; a round game counts once).
 """
@@ -123,11 +126,15 @@ def test_parity_random_games():
     sims = {}
     played = batches = decisions = 0
     outcomes = {"terminated": 0, "truncated": 0}
+    pairs = set()
     while played < NUM_GAMES:
-        rounds, cap = CONFIGS[batches % len(CONFIGS)]
+        config = batches % len(CONFIGS)
+        rounds, cap = CONFIGS[config]
         if cap is None:
             cap = rng.randint(3, 60)  # random play needs ~70 turns: many games truncate
-        scheme = REWARDS[batches % len(REWARDS)]
+        # The scheme moves on after each cycle of the configurations: every pair occurs.
+        scheme = REWARDS[(batches // len(CONFIGS)) % len(REWARDS)]
+        pairs.add((config, scheme))
         rules = Rules(num_players=4, rounds=rounds, turn_cap=cap, reward=scheme)
         size = min(BATCH, NUM_GAMES - played)
         key = (rules, size)
@@ -144,6 +151,9 @@ def test_parity_random_games():
     # Both kinds of ending were compared (unless only a handful of games were asked for).
     if NUM_GAMES >= 6 * BATCH:
         assert outcomes["terminated"] > 0 and outcomes["truncated"] > 0, outcomes
+    # Every configuration met every reward scheme (the default number of games suffices).
+    if NUM_GAMES >= len(CONFIGS) * len(REWARDS) * BATCH:
+        assert len(pairs) == len(CONFIGS) * len(REWARDS), sorted(pairs)
 
 
 @pytest.mark.parametrize("players", [2, 7])

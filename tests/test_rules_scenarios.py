@@ -137,6 +137,29 @@ def test_unaffordable_draw_is_forbidden():
     assert_illegal(sim, "draw", "game 0")
 
 
+def test_draw_with_exactly_enough_coins_is_allowed():
+    """RULES.md, the take: "If you cannot pay for all of them, you may not draw" -- a
+    player who can pay for all of them, with nothing left over, may draw."""
+    sim = new_game(["octo octo hippo", "flamingo flamingo elephant"],
+                   pile="giraffe bowwow giraffe bowwow giraffe bowwow")
+    # The first five turns of _market_game.
+    for put in ("octo", "flamingo", "octo", "flamingo", "hippo"):
+        play(sim, "draw")
+        play(sim, f"market {put}")
+    check(sim, coins=[4, 6], market={"octo": [4, 2], "flamingo": [3, 1], "hippo": [0]}, current=1)
+    play(sim, "take hippo", coins=[4, 6], market={"octo": [4, 2], "flamingo": [3, 1]})
+    play(sim, "keep hippo", chips={"hippo": 1}, current=0)
+    # Four market cards, four coins: the draw is legal and empties seat 0's purse.
+    assert legal(sim) == ["draw", "take flamingo", "take octo"]
+    play(sim, "draw", coins=[0, 6], market={"octo": [5, 3], "flamingo": [4, 2]}, phase=1,
+         hands={0: "giraffe giraffe giraffe bowwow"})
+    play(sim, "market bowwow", current=1)
+    # With no coins left and a non-empty market, seat 0 may no longer draw.
+    play(sim, "draw", coins=[0, 1])
+    play(sim, "keep elephant", current=0)
+    assert "draw" not in legal(sim)
+
+
 def test_market_take_gets_the_richest_card_and_its_coins():
     sim = _market_game()
     # Octo cards carry 5 and 3 coins: the take gets the oldest, richest one.
@@ -287,6 +310,58 @@ def test_hands_count_and_majority_payout_with_ties_and_debt():
     assert result.scores[0, :3].tolist() == [43, 18, -1]
 
 
+def test_debtor_may_not_pay_with_three_point_coins_received_in_the_same_scoring():
+    """RULES.md, scoring: "A player may not pay with 3-point coins received during this
+    scoring; a player who runs out pays on in debt". Seat 2 is paid for one company and
+    owes more than its 10 coins for the others: it keeps its 3-point coin and ends at -1."""
+    holdings = [[2, 1, 0, 2, 3, 6], [1, 0, 4, 4, 4, 0], [0, 2, 3, 2, 2, 4]]
+    deck, actions = draw_keep_game(holdings, removed="bowwow bowwow bowwow giraffe giraffe")
+    sim = Simulator(Rules(num_players=3), 1, decks=[deck])
+    result = play_all(sim, actions)[-1]
+    assert result.terminated[0]
+    s = sim.state
+    assert (s.hand[:3, :, 0] + s.portfolio[:3, :, 0]).tolist() == holdings
+    # giraffe  2 1 0: seat 1 pays 1 to seat 0.   bowwow   1 0 2: seat 0 pays 1 to seat 2.
+    # flamingo 0 4 3: seat 2 pays 3 to seat 1.   octo     2 4 2: seats 0, 2 pay 2 each to seat 1.
+    # hippo    3 4 2: seat 0 pays 3, seat 2 pays 2 to seat 1.
+    # elephant 6 0 4: seat 2 pays 4 to seat 0.
+    # Seat 0: 10 - 6 + 3 x 5 = 19. Seat 1: 10 - 1 + 3 x 12 = 45. Seat 2 owes 3 + 2 + 2 + 4 =
+    # 11 with 10 coins: -1, and its bowwow coin stays a 3-point coin: -1 + 3 x 1 = 2 (paying
+    # the debt with it would give 0 + 3 x 0 = 0).
+    assert s.threes[:3, 0].tolist() == [5, 12, 1]
+    assert s.scores[:3, 0].tolist() == [19, 45, 2]
+    assert result.scores[0, :3].tolist() == [19, 45, 2]
+    assert ranking(s.ranks[:, 0]) == [1, 0, 2]
+
+
+def test_cards_and_coins_left_in_the_market_count_for_nobody():
+    """RULES.md, end and scoring: "Cards and coins left in the market count for nobody."
+    Seat 2 puts its last card, an elephant, into the market; seat 0 lays a coin on it when
+    it draws the last pile card. Both stay in the market through the scoring."""
+    holdings = [[0, 3, 1, 3, 3, 4], [0, 1, 4, 2, 2, 4], [0, 2, 2, 3, 4, 2]]  # seat 2's 2nd elephant: the market
+    deck, actions = draw_keep_game(holdings, removed="giraffe " * 5)
+    assert actions[-3] == act("keep elephant")  # seat 2's put-down in turn 30 of 31
+    actions[-3] = act("market elephant")
+    sim = Simulator(Rules(num_players=3), 1, decks=[deck])
+    play_all(sim, actions[:-2])
+    # Seat 1 has held the elephant chip since its first elephant: seat 0 pays on the card.
+    check(sim, market={"elephant": [0]}, chips={"flamingo": 1, "octo": 0, "hippo": 2, "elephant": 1},
+          current=0, coins=[10, 10, 10])
+    play(sim, "draw", market={"elephant": [1]}, coins=[9, 10, 10])
+    result = play(sim, "keep elephant", done=True, market={"elephant": [1]}, coins=[9, 10, 10])
+    assert result.terminated[0]
+    s = sim.state
+    assert (s.hand[:3, :, 0] + s.portfolio[:3, :, 0]).tolist() == [[0, 3, 1, 3, 3, 4], [0, 1, 4, 2, 2, 4],
+                                                                  [0, 2, 2, 3, 4, 1]]
+    # bowwow 3 1 2: seat 0 gets 3.   flamingo 1 4 2: seat 1 gets 3.   octo 3 2 3: tie.
+    # hippo 3 2 4: seat 2 gets 5.    elephant 4 4 1: tie (the market card would break it).
+    # Seat 0: 9 - 4 + 3 x 3 = 14 (the market coin is not its own again); seat 1: 10 - 3 +
+    # 3 x 3 = 16; seat 2: 10 - 4 + 3 x 5 = 21.
+    assert s.threes[:3, 0].tolist() == [3, 3, 5]
+    assert s.scores[:3, 0].tolist() == [14, 16, 21]
+    assert ranking(s.ranks[:, 0]) == [2, 1, 0]
+
+
 def test_tie_break_more_three_point_coins():
     holdings = [[0, 1, 4, 1, 1, 7], [0, 3, 2, 4, 2, 2], [0, 2, 1, 3, 6, 1]]
     deck, actions = draw_keep_game(holdings, removed="giraffe " * 5)
@@ -425,10 +500,85 @@ ROUND_GAMES = {
 }
 
 
+def placed(order, places) -> list[list[int]]:
+    """Holdings of a round in which seat ``order[k]`` gets ``places[k]`` (the holdings that
+    finish k-th): the scores of a draw-and-keep round depend on the holdings only."""
+    holdings = [None] * len(order)
+    for k, seat in enumerate(order):
+        holdings[seat] = places[k]
+    return holdings
+
+
+# 4 players: holdings that score 31, 18, 14, 13.
+# bowwow 3 1 1 1: 1st gets 3.   flamingo 1 1 1 4: last gets 3.   octo 1 1 5 1: 3rd gets 3.
+# hippo 4 1 2 2: 1st gets 5.    elephant 1 6 1 2: 2nd gets 4.
+# 1st: 10 - 3 + 3 x 8 = 31; 2nd: 10 - 4 + 3 x 4 = 18; 3rd: 10 - 5 + 3 x 3 = 14; last: 10 - 6 + 3 x 3 = 13.
+FOUR_PLACES = [[0, 3, 1, 1, 4, 1], [0, 1, 1, 1, 1, 6], [0, 1, 1, 5, 2, 1], [0, 1, 4, 1, 2, 2]]
+FOUR_SCORES = [31, 18, 14, 13]
+# 2 players: bowwow 4 2, flamingo 4 3, octo 5 3: the winner gets 8; hippo 4 5, elephant 3 7:
+# the runner-up gets 7. Winner: 10 - 7 + 3 x 8 = 27; runner-up: 10 - 8 + 3 x 7 = 23.
+TWO_PLACES = [[0, 4, 4, 5, 4, 3], [0, 2, 3, 3, 5, 7]]
+TWO_SCORES = [27, 23]
+
+
+def placed_round(starter, order, places, scores, points) -> dict:
+    """A round of ``ROUND_GAMES``' form, finished in ``order`` (seats, best first)."""
+    return dict(starter=starter, holdings=placed(order, places), ranking=order, points=points,
+                scores=[scores[order.index(p)] for p in range(len(order))])
+
+
+# 4 players. Points after the rounds: [2, 0, 1, -1], [3, 0, 0, 1], [2, 0, 2, 2], [2, 2, 1, 3].
+# Seats 0 and 1 tie on 2 points with one +2 chip each; seat 0 has a +1 chip (round 2), seat 1
+# none, so seat 0 ranks above seat 1, although seat 1 won the last round.
+PLUS1_GAME = dict(
+    rounds=[
+        placed_round(0, [0, 2, 1, 3], FOUR_PLACES, FOUR_SCORES, [2, 0, 1, -1]),
+        placed_round(3, [3, 0, 1, 2], FOUR_PLACES, FOUR_SCORES, [3, 0, 0, 1]),
+        placed_round(2, [2, 3, 1, 0], FOUR_PLACES, FOUR_SCORES, [2, 0, 2, 2]),
+        placed_round(0, [1, 3, 0, 2], FOUR_PLACES, FOUR_SCORES, [2, 2, 1, 3]),
+    ],
+    plus2=[1, 1, 1, 1], plus1=[1, 0, 1, 2], final=[3, 0, 1, 2],
+    score_rewards=[0.0, 0.0, -1.0, 1.0],  # points minus their mean, 2
+)
+# 2 players: every round, the winner +2 and the runner-up (the last) -1. Points after the
+# rounds: [2, -1], [1, 1], [3, 0], [5, -1].
+TWO_PLAYER_GAME = dict(
+    rounds=[
+        placed_round(0, [0, 1], TWO_PLACES, TWO_SCORES, [2, -1]),
+        placed_round(1, [1, 0], TWO_PLACES, TWO_SCORES, [1, 1]),
+        placed_round(0, [0, 1], TWO_PLACES, TWO_SCORES, [3, 0]),
+        placed_round(1, [0, 1], TWO_PLACES, TWO_SCORES, [5, -1]),
+    ],
+    plus2=[3, 1], plus1=[0, 0], final=[0, 1],
+    score_rewards=[3.0, -3.0],  # points minus their mean, 2
+)
+
+
 @pytest.mark.parametrize("name", sorted(ROUND_GAMES))
 @pytest.mark.parametrize("scheme", ["win", "score"])
 def test_round_game(name, scheme):
-    game = ROUND_GAMES[name]
+    play_round_game(ROUND_GAMES[name], scheme)
+
+
+@pytest.mark.parametrize("scheme", ["win", "score"])
+def test_round_game_tie_on_points_and_plus2_chips_goes_to_more_plus1_chips(scheme):
+    """RULES.md, optional round game: "ties: more +2 chips, then more +1 chips, then the
+    winner of the last round" (README, rule decision 5: "points, then +2 chips, then +1
+    chips, then the better place in the last round"). Seats 0 and 1 tie on points and on
+    +2 chips; seat 0's +1 chip puts it above seat 1, the winner of the last round."""
+    play_round_game(PLUS1_GAME, scheme)
+
+
+@pytest.mark.parametrize("scheme", ["win", "score"])
+def test_two_player_round_game_runner_up_gets_only_minus_one(scheme):
+    """README, rule decision 4: "with two players the runner-up, being last, gets only the
+    -1 chip" -- no +1 chip, ever, and the runner-up starts the next round."""
+    sim = play_round_game(TWO_PLAYER_GAME, scheme)
+    assert sim.state.plus1[:2, 0].tolist() == [0, 0]
+
+
+def play_round_game(game: dict, scheme: str) -> Simulator:
+    """Play a round game of ``ROUND_GAMES``' form and check it round by round."""
     n = len(game["rounds"][0]["holdings"])
     decks, scripts = [], []
     for rnd in game["rounds"]:
@@ -463,6 +613,7 @@ def test_round_game(name, scheme):
     np.testing.assert_allclose(result.rewards[0, :n], expected, atol=1e-6)
     assert abs(float(result.rewards[0].sum())) < 1e-5
     assert legal(sim) == []
+    return sim
 
 
 def test_round_game_with_a_truncated_round_continues_and_ends_truncated():
@@ -476,4 +627,37 @@ def test_round_game_with_a_truncated_round_continues_and_ends_truncated():
         assert int(sim.state.turn[0]) == (5 if r == 3 else 0)
         assert result.truncated[0] == (r == 3) and not result.terminated[0]
     assert sim.state.truncated[0] and sum(sim.state.round_points[:3, 0]) == 4 * (2 + 1 - 1)
+
+
+def test_round_game_is_truncated_when_only_an_early_round_is_capped():
+    """README, rule decision 1: "A round that reaches `Rules.turn_cap` completed turns [...]
+    is scored as it stands -- hands added, as if the pile had run out -- and reported as
+    **truncated**." A round game has one ending to report: one capped round (here only
+    round 2) makes the whole game truncated, even though its last round ran out its pile."""
+    sim = Simulator(Rules(num_players=3, rounds=4, turn_cap=40), 1, seed=7)
+    for r in range(4):
+        check(sim, round=r, turn=0, done=False, market={})
+        turns = draws = 0
+        while int(sim.state.round[0]) == r and not sim.done[0]:
+            takes = [name for name in legal(sim) if name.startswith("take")]
+            if r == 1 and takes:  # round 2 cycles cards: take one back and keep it
+                company = takes[0].split()[1]
+                play(sim, f"take {company}")
+                result = play(sim, f"keep {company}")
+            elif r == 1:  # ... or draws and puts a card straight into the market
+                play(sim, "draw")
+                result = play(sim, next(name for name in legal(sim) if name.startswith("market")))
+                draws += 1
+            else:  # the other rounds draw and keep: the 31 pile cards end them before the cap
+                play(sim, "draw")
+                result = play(sim, legal(sim)[0])
+                draws += 1
+            turns += 1
+        if r == 1:  # the cap ended round 2, with cards left in the pile
+            assert turns == 40 and draws < 31 and sim.state.capped[0]
+        else:
+            assert turns == draws == 31
+        assert not result.terminated[0] and result.truncated[0] == (r == 3)
+    assert sim.state.truncated[0] and not sim.state.terminated[0]
+    assert (result.rewards[0, :3] != 0).any()
 
