@@ -81,6 +81,9 @@ def check_act_inputs(obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.
     if not mask.any(axis=1).all():
         bad = np.flatnonzero(~mask.any(axis=1))
         raise ValueError(f"mask rows {bad[:10].tolist()} have no legal action (finished games must not be passed)")
+    # Deliberately no NaN/inf test of obs: it would read all B x OBS_DIM values (about 1-2 us
+    # at B=1, 70-110 us at B=4096 measured), several times the cost of the checks above and
+    # 5-20% of the random bot's whole act; observe() never produces them.
     return obs.astype(np.float32, copy=False), mask
 
 

@@ -178,6 +178,10 @@ def env(num_players: int | None = None, rules: Rules | None = None, render_mode:
     return _OrderEnforcing(raw_env(num_players, rules, render_mode, **rules_kwargs))
 
 
+def _before_reset(call: str) -> ValueError:
+    return ValueError(f"{call}() needs a game: call reset() first")
+
+
 class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
     """PettingZoo's ``OrderEnforcingWrapper`` with ``last()`` answered by the wrapped
     environment once it has been reset: the same values, without forwarding each of the
@@ -287,9 +291,28 @@ class raw_env(AECEnv):
         except ValueError as err:
             raise ValueError(f"options['deck'] is not a valid deck: {err}") from None
 
+    # The unwrapped env has no agent_selection, rewards, ... before the first reset() (as
+    # PettingZoo's OrderEnforcingWrapper expects: it reports those as missing attributes),
+    # so the calls that read them say that reset() is missing instead of failing on an
+    # attribute. (env() wraps this class; its wrapper raises its own error first.)
+    def last(self, observe: bool = True):
+        if not self._has_game:
+            raise _before_reset("last")
+        # AECEnv.last, inlined: env() answers every last() here (see _OrderEnforcing).
+        agent = self.agent_selection
+        return (self.observe(agent) if observe else None, self._cumulative_rewards[agent],
+                self.terminations[agent], self.truncations[agent], self.infos[agent])
+
+    def agent_iter(self, max_iter: int = 2**63):
+        if not self._has_game:
+            raise _before_reset("agent_iter")
+        return super().agent_iter(max_iter)
+
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``{"observation": float32[197], "action_mask": int8[19]}`` for any agent, fresh
         arrays each call (callers may keep them)."""
+        if not self._has_game:
+            raise _before_reset("observe")
         # observe.observe() for a batch of one game, called with the seat as a plain int.
         obs = _observe_one(self.sim.state, self.agent_name_mapping[agent], None)
         if agent == self.agent_selection:
@@ -300,6 +323,8 @@ class raw_env(AECEnv):
         return {"observation": obs[0], "action_mask": mask}
 
     def step(self, action) -> None:
+        if not self._has_game:
+            raise _before_reset("step")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -369,7 +394,7 @@ class raw_env(AECEnv):
             gymnasium.logger.warn("You are calling render method without specifying any render mode.")
             return None
         if not self._has_game:
-            raise ValueError("render() needs a game: call reset() first")
+            raise _before_reset("render")
         from . import render as drawing
 
         # The viewer is the agent on turn; once the game is over every hand has been scored

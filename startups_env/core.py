@@ -339,8 +339,27 @@ class Simulator:
         hidden cards re-dealt). Later rounds of the round game are shuffled from ``seed``."""
         if not isinstance(state, State):
             raise ValueError(f"state must be a startups_env.core.State, got {type(state).__name__}")
+        # Every field must be laid out as State.empty would make it for this batch: the step
+        # writes through flat views sized from the batch, so a field of another batch size or
+        # dtype would be stepped silently wrong (or fail deep inside a rule). Checked here,
+        # once, not in step.
+        current = state.current
+        if not isinstance(current, np.ndarray) or current.ndim != 1 or current.shape[0] < 1:
+            raise ValueError(f"state.current must be int8[B] with B >= 1 (it sets the batch size), got "
+                             f"{type(current).__name__} {list(np.shape(current))}")
+        b = current.shape[0]
+        template = State.empty(1)  # (a few microseconds; a rollout from the state costs far more)
+        for f in fields(state):
+            want = getattr(template, f.name)
+            shape = want.shape[:-1] + (b,)
+            got = getattr(state, f.name)
+            if not isinstance(got, np.ndarray) or got.shape != shape or got.dtype != want.dtype:
+                given = (f"{got.dtype}{list(got.shape)}" if isinstance(got, np.ndarray)
+                         else type(got).__name__)
+                raise ValueError(f"state.{f.name} must be {want.dtype}{list(shape)} for a batch of {b} games "
+                                 f"(as State.empty({b})), got {given}")
         sim = cls.__new__(cls)  # (no deal: the games are given)
-        sim._configure(rules, state.batch_size, False, seed)
+        sim._configure(rules, b, False, seed)
         sim._validate_num_players(state.num_players)
         sim.state = state
         return sim
@@ -968,8 +987,24 @@ def public_state(state: State, seat) -> State:
     are replaced by the cards publicly known to be in them (``known``), and the deck (pile
     and removed cards) is blanked to -1, except the cards already dealt out of it in order
     (their positions say nothing; only ``pile_pos`` matters). Search bots sample the rest.
+    A seat of -1 keeps no hand: every hand is reduced to its known cards.
     """
-    seat = np.asarray(seat, dtype=np.intp)
+    if not isinstance(state, State):
+        raise ValueError(f"state must be a startups_env.core.State, got {type(state).__name__}")
+    b = state.batch_size
+    arr = np.asarray(seat)
+    # (checked before the cast: float seats would be truncated, and a wrong length would
+    # surface as a broadcast error)
+    if arr.shape != (b,):
+        raise ValueError(f"seat must have shape [{b}] (one per game), got {list(arr.shape)}")
+    if arr.dtype.kind not in "iu":
+        raise ValueError(f"seat must be integer seats, got dtype {arr.dtype}")
+    off_table = (arr < -1) | (arr >= state.num_players)
+    if np.count_nonzero(off_table):
+        bad = np.flatnonzero(off_table)
+        raise ValueError(f"seat must be -1 or a seat at the table in every game; games {bad[:10].tolist()} "
+                         f"have seats {arr[bad[:10]].tolist()} at tables of {state.num_players[bad[:10]].tolist()}")
+    seat = arr.astype(np.intp)
     public = state.copy()
     others = np.arange(P)[:, None] != seat[None, :]  # [P, B]
     public.hand = np.where(others[:, None, :], state.known, state.hand).astype(np.int8)

@@ -85,6 +85,10 @@ OBS_HIGH = np.concatenate([np.full(p.size, p.high, np.float32) for p in PIECES])
 
 def views(obs: np.ndarray) -> dict[str, np.ndarray]:
     """Named views of observations [..., OBS_DIM], each reshaped to [..., *piece.shape]."""
+    obs = np.asarray(obs)
+    # (checked here: a wrong width would otherwise surface as a reshape error of one piece)
+    if obs.ndim == 0 or obs.shape[-1] != OBS_DIM:
+        raise ValueError(f"obs must have shape [..., {OBS_DIM}] (observation vectors), got {list(obs.shape)}")
     lead = obs.shape[:-1]
     return {p.name: obs[..., SLICES[p.name]].reshape(*lead, *p.shape) for p in PIECES}
 
@@ -117,6 +121,8 @@ def observe(state: State, seat: np.ndarray | None = None, out: np.ndarray | None
     seat = state.current if seat is None else np.asarray(seat)
     if seat.shape != (b,):
         raise ValueError(f"seat must have shape [{b}], got {list(seat.shape)}")
+    if seat.dtype.kind not in "iu":  # (bool is kind "b": True would silently observe seat 1, 1.7 seat 1)
+        raise ValueError(f"seat must be integer seats, got dtype {seat.dtype}")
     if out is not None and (out.shape != (b, OBS_DIM) or out.dtype != np.float32 or not out.flags.c_contiguous):
         raise ValueError(f"out must be a C-contiguous float32 array of shape [{b}, {OBS_DIM}], "
                          f"got {out.dtype} {list(out.shape)}")

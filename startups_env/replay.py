@@ -176,6 +176,8 @@ class GameLog:
                     "terminated": True,
                     "truncated": False,
                 }
+            if "actions" not in data:
+                raise ValueError("golden-game line has players and deck but lacks 'actions'")
             return cls(num_players=data["players"], decks=[data["deck"]], actions=data["actions"], result=result)
         if data.get("format") != LOG_FORMAT:
             raise ValueError(f"not a game log: format is {data.get('format')!r}, expected {LOG_FORMAT!r}")
@@ -223,8 +225,17 @@ class GameLog:
 
     @classmethod
     def load(cls, path) -> GameLog:
-        with open(path) as f:
-            text = f.read()
+        """Read a log written by :meth:`save` (or a file holding one golden-game line);
+        ValueError naming the file if it holds neither."""
+        with open(path, "rb") as f:
+            data = f.read()
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            # (not text at all, e.g. a GIF or HTML-replay path passed by mistake)
+            line = data.count(b"\n", 0, e.start) + 1
+            raise ValueError(f"{os.fspath(path)}: line {line} is not UTF-8 text (byte {data[e.start]:#04x}); "
+                             "a game log is a JSON text file") from None
         try:
             return cls.from_json(text)
         except ValueError as e:
@@ -301,6 +312,21 @@ def _result_of(sim: Simulator) -> dict:
     }
 
 
+def _one_action(value, who: str) -> int:
+    """The one action id a policy returned for the one game being recorded: an int, or an
+    integer array of one element (an agent's ``act`` returns int[1]). Anything else is
+    refused rather than converted: ``int()`` would truncate a float, and taking element 0
+    would hide a policy that decides for a batch of several games."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return int(value)
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "iu" or arr.ndim > 1 or arr.size != 1:
+        given = (f"{type(value).__name__} {value!r}" if arr.ndim == 0
+                 else f"{arr.dtype} array of shape {list(arr.shape)}")
+        raise ValueError(f"{who} must return one integer action id (an int, or int[1]), got {given}")
+    return int(arr.reshape(-1)[0])
+
+
 def _agent_policy(agents: Sequence) -> Callable[[Simulator], int]:
     """A policy from per-seat objects with ``act(obs[B, D], mask[B, 19], public=None)``."""
 
@@ -309,7 +335,8 @@ def _agent_policy(agents: Sequence) -> Callable[[Simulator], int]:
         seat = int(s.current[0])
         agent = agents[seat]
         public = public_state(s, s.current) if getattr(agent, "needs_public_state", False) else None
-        return int(np.asarray(agent.act(observe(s), sim.legal_mask(), public=public)).reshape(-1)[0])
+        action = agent.act(observe(s), sim.legal_mask(), public=public)
+        return _one_action(action, f"the agent of seat {seat} ({getattr(agent, 'name', type(agent).__name__)})")
 
     return policy
 
@@ -328,6 +355,8 @@ def record_game(
     max_decisions: stop early (an unfinished log) after this many decisions.
     """
     rules = Rules() if rules is None else rules
+    if not isinstance(rules, Rules):
+        raise ValueError(f"rules must be a startups_env.Rules, got {type(rules).__name__}")
     rng = np.random.default_rng(seed)
     if policy is None:
 
@@ -336,17 +365,31 @@ def record_game(
     elif callable(policy) and not hasattr(policy, "act"):
         play = policy
     else:
-        agents = list(policy)
+        try:
+            agents = [] if isinstance(policy, str) else list(policy)
+        except TypeError:
+            agents = []
+        if not agents:
+            raise ValueError(
+                f"policy must be None, a callable policy(sim) or a list of per-seat agents, got {policy!r}"
+            )
         if len(agents) != rules.num_players:
             raise ValueError(f"{len(agents)} agents for {rules.num_players} seats")
+        # Checked before the game starts. Names are not resolved here: agents live in the
+        # separate ``agents`` package, which this module does not depend on.
+        for seat, agent in enumerate(agents):
+            if not callable(getattr(agent, "act", None)):
+                hint = f"; build it with agents.base.make_agent({agent!r})" if isinstance(agent, str) else ""
+                raise ValueError(f"policy[{seat}] must be an agent with act(obs, mask, public=None), "
+                                 f"got {type(agent).__name__} {agent!r}{hint}")
         if players is None:
             players = [str(getattr(a, "name", type(a).__name__)) for a in agents]
         play = _agent_policy(agents)
     recorder = Recorder(rules, seed=rng if decks is None else None, decks=decks, players=players)
     while not recorder.done and (max_decisions is None or len(recorder._log.actions) < max_decisions):
-        action = play(recorder.sim)
-        action = int(np.asarray(action).reshape(-1)[0])
-        recorder.step(action)
+        sim = recorder.sim
+        who = f"policy (decision {len(recorder._log.actions)}, seat {int(sim.state.current[0])} to act)"
+        recorder.step(_one_action(play(sim), who))
     return recorder.log
 
 

@@ -121,8 +121,12 @@ class Rules:
     reward: str = "win"
 
     def __post_init__(self) -> None:
-        if isinstance(self.num_players, bool) or not isinstance(self.num_players, int):
-            raise ValueError(f"num_players must be an int, got {self.num_players!r}")
+        # Every int field is type-checked before its range: True == 1 and 4.0 == 4, so a
+        # range or membership test alone would accept a bool or a float.
+        for name in ("num_players", "rounds", "turn_cap"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(f"{name} must be an int, got {value!r}")
         if not MIN_PLAYERS <= self.num_players <= MAX_PLAYERS:
             raise ValueError(
                 f"num_players must be between {MIN_PLAYERS} and {MAX_PLAYERS} "
@@ -132,9 +136,9 @@ class Rules:
             raise ValueError(
                 f"rounds must be 1 (standard game) or {ROUND_GAME_ROUNDS} (round game), got {self.rounds!r}"
             )
-        if isinstance(self.turn_cap, bool) or not isinstance(self.turn_cap, int) or not 1 <= self.turn_cap <= 30000:
+        if not 1 <= self.turn_cap <= 30000:
             raise ValueError(f"turn_cap must be an int in [1, 30000], got {self.turn_cap!r}")
-        if self.reward not in REWARD_SCHEMES:
+        if not isinstance(self.reward, str) or self.reward not in REWARD_SCHEMES:
             raise ValueError(f"reward must be one of {REWARD_SCHEMES}, got {self.reward!r}")
 
     @property
