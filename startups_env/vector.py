@@ -258,7 +258,13 @@ class SeatBatch:
     def _seed(self, seed) -> None:
         # Independent streams for the deals, our own draws and the default opponent.
         seed = _check_seed(seed)  # before anything is re-seeded
-        seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+        if isinstance(seed, np.random.SeedSequence):
+            # Spawn from a copy: spawning advances the caller's sequence, so the same object
+            # given twice (to the constructor, then to reset) would seed different games.
+            seq = np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key, pool_size=seed.pool_size,
+                                         n_children_spawned=seed.n_children_spawned)
+        else:
+            seq = np.random.SeedSequence(seed)
         sim_seq, own_seq, opp_seq = seq.spawn(3)
         self.sim.rng = np.random.default_rng(sim_seq)
         self.rng = np.random.default_rng(own_seq)

@@ -396,3 +396,12 @@ def test_vecenv_seed_is_checked_and_kept_until_used():
     steady = StartupsVecEnv(num_envs=8, opponents=FailingOpponent(fail_at=-1), players=4, seed=1)
     steady.seed(5)
     assert np.array_equal(env.reset(), steady.reset())
+
+
+def test_the_same_seed_sequence_gives_the_same_games_every_time():
+    sequence = np.random.SeedSequence(11)
+    batch = SeatBatch(4, players=4, seed=sequence)
+    first = batch.reset()
+    assert sequence.n_children_spawned == 0, "the caller's sequence is left as it was"
+    assert np.array_equal(batch.reset(seed=sequence), first)
+    assert np.array_equal(SeatBatch(4, players=4, seed=np.random.SeedSequence(11)).reset(), first)
