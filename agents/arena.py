@@ -35,10 +35,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from startups_env.core import Simulator, shuffled_decks
+from startups_env.core import Simulator, check_seed, shuffled_decks
 from startups_env.rules import DECK_SIZE, DEFAULT_TURN_CAP, MAX_PLAYERS, MIN_PLAYERS, Rules, pile_start
 
-from .base import Agent, PutDownLog, act_for_seats, make_agent
+from .base import Agent, PutDownLog, UnknownAgentError, act_for_seats, make_agent
 
 WILSON_Z = 1.959963984540054  # 95% two-sided
 
@@ -87,11 +87,10 @@ def build_agent(spec: str, seed: int | None = None) -> Agent:
     name, kwargs = parse_agent_spec(spec)
     try:
         return make_agent(name, seed=seed, **kwargs)
+    except UnknownAgentError:
+        raise  # its message names the agent already
     except (TypeError, ValueError) as exc:
-        label = repr(spec.strip())
-        if isinstance(exc, ValueError) and label in str(exc):  # names the spec already (unknown agent)
-            raise
-        raise ValueError(f"agent {label}: {exc}") from None
+        raise ValueError(f"agent {spec.strip()!r}: {exc}") from None
 
 
 def _parse_value(raw: str):
@@ -313,9 +312,7 @@ def run_arena(agents, players: int, games: int, seed: int = 0, *, rules: Rules |
     players = int(players)
     if isinstance(games, bool) or not isinstance(games, (int, np.integer)) or games < 1:
         raise ValueError(f"games must be a positive int, got {games!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
-    seed = int(seed)
+    seed = check_seed(seed, none_ok=False, sequence_ok=False)
     if batch_size is not None and (
         isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1
     ):

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from startups_env.core import State, public_state
+from startups_env.core import State, check_seed, public_state
 from startups_env.observe import observe
 from startups_env.rules import MAX_PLAYERS, NUM_ACTIONS
 
@@ -53,7 +53,7 @@ class Agent(abc.ABC):
     reads_put_downs: bool = False
 
     def __init__(self, seed: int | None = None):
-        self.rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(check_seed(seed, generator_ok=True))
 
     @abc.abstractmethod
     def act(self, obs: np.ndarray, mask: np.ndarray, public: State | None = None) -> np.ndarray:
@@ -64,7 +64,7 @@ class Agent(abc.ABC):
 
     def seed(self, seed: int | None) -> None:
         """Reseed the agent's own generator (agents never use global random state)."""
-        self.rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(check_seed(seed, generator_ok=True))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
@@ -92,6 +92,11 @@ def split_names(text: str) -> list[str]:
     stripped, blanks dropped. Arguments inside brackets use ``;``, so a comma always
     separates agents."""
     return [name.strip() for name in str(text).split(",") if name.strip()]
+
+
+class UnknownAgentError(ValueError):
+    """:func:`make_agent` was given a name no agent has (the message names it and lists the
+    known ones)."""
 
 
 def make_agent(name: str, *, seed: int | None = None, **kwargs) -> Agent:
@@ -129,7 +134,7 @@ def make_agent(name: str, *, seed: int | None = None, **kwargs) -> Agent:
                              "install the project's 'train' extra") from exc
 
         return load_ppo_agent(path, seed=seed, **kwargs)
-    raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(AGENT_NAMES)} (or 'ppo:PATH')")
+    raise UnknownAgentError(f"unknown agent {name!r}; known agents: {', '.join(AGENT_NAMES)} (or 'ppo:PATH')")
 
 
 class PutDownLog:

@@ -261,6 +261,23 @@ def shuffled_decks(rng: np.random.Generator, count: int) -> np.ndarray:
     return _SORTED_DECK[np.argsort(rng.random((count, DECK_SIZE)), axis=1)]
 
 
+def check_seed(seed, *, none_ok: bool = True, sequence_ok: bool = True, generator_ok: bool = False):
+    """``seed`` as given (an int as a Python int) if it is one of the accepted kinds, else a
+    ValueError naming them: a non-negative int (bools refused: ``True`` is almost always a
+    mistake), and where allowed None, a ``numpy.random.SeedSequence`` or a
+    ``numpy.random.Generator``. Callers check up front, so that a bad seed is reported as
+    such and not as a numpy error from deep inside a later ``reset()``."""
+    if ((none_ok and seed is None) or (sequence_ok and isinstance(seed, np.random.SeedSequence))
+            or (generator_ok and isinstance(seed, np.random.Generator))):
+        return seed
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)) and seed >= 0:
+        return int(seed)
+    kinds = [kind for kind, ok in (("None", none_ok), ("a non-negative int", True),
+                                   ("a numpy.random.SeedSequence", sequence_ok),
+                                   ("a numpy.random.Generator", generator_ok)) if ok]
+    raise ValueError(f"seed must be {' or '.join(kinds)}, got {seed!r}")
+
+
 def validate_decks(decks, count: int, rounds: int = 1) -> np.ndarray:
     """Check explicit decks ([count, 45] or, for the round game, [count, rounds, 45]) and
     return them as int8 [count, rounds, 45]."""
@@ -315,6 +332,7 @@ class Simulator:
             raise ValueError(f"rules must be a startups_env.Rules, got {type(rules).__name__}")
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+        seed = check_seed(seed, generator_ok=True)
         self.rules = rules
         self.batch_size = int(batch_size)
         self.auto_reset = bool(auto_reset)
@@ -402,6 +420,7 @@ class Simulator:
         num_players: an int or int [B] of per-game table sizes (default ``rules.num_players``).
         """
         b = self.batch_size
+        seed = check_seed(seed, generator_ok=True)
         players = self._validate_num_players(num_players)
         checked = None if decks is None else validate_decks(decks, b, self.rules.rounds)
         if isinstance(seed, np.random.Generator):

@@ -60,7 +60,7 @@ from typing import Any
 
 import numpy as np
 
-from .core import Simulator, State, public_state
+from .core import Simulator, State, check_seed, public_state
 from .observe import OBS_DIM, OBS_HIGH, OBS_LOW, observe
 from .rules import DECK_SIZE, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, NUM_COMPANIES, NUM_REMOVED, Rules
 
@@ -147,19 +147,6 @@ class RandomOpponent:
 
 def _opponent_name(opponent: Any, index: int) -> str:
     return str(getattr(opponent, "name", None) or getattr(opponent, "__name__", None) or f"opponent {index}")
-
-
-def _check_seed(seed, sequence_ok: bool = True):
-    """``seed`` if it is None, a non-negative int (bools refused: ``True`` is almost always a
-    mistake) or, where ``sequence_ok``, a ``numpy.random.SeedSequence``; else ValueError.
-    Checked up front so that a bad seed is reported as such, not as a numpy error from
-    deep inside a later ``reset()``."""
-    if seed is None or (sequence_ok and isinstance(seed, np.random.SeedSequence)):
-        return seed
-    if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)) and seed >= 0:
-        return int(seed)
-    kinds = "None, a non-negative int or a numpy.random.SeedSequence" if sequence_ok else "None or a non-negative int"
-    raise ValueError(f"seed must be {kinds}, got {seed!r}")
 
 
 class SeatBatch:
@@ -257,7 +244,7 @@ class SeatBatch:
 
     def _seed(self, seed) -> None:
         # Independent streams for the deals, our own draws and the default opponent.
-        seed = _check_seed(seed)  # before anything is re-seeded
+        seed = check_seed(seed)  # before anything is re-seeded
         if isinstance(seed, np.random.SeedSequence):
             # Spawn from a copy: spawning advances the caller's sequence, so the same object
             # given twice (to the constructor, then to reset) would seed different games.
@@ -502,7 +489,7 @@ if VecEnv is not None:
             """Seeds the next ``reset()`` (all games draw from one seeded stream). ``seed``
             is None or a non-negative int, checked here (``ValueError``) rather than at that
             reset, where the error would point away from the bad value."""
-            seed = _check_seed(seed, sequence_ok=False)
+            seed = check_seed(seed, sequence_ok=False)
             self._seed_pending = seed
             return [None if seed is None else seed + i for i in range(self.num_envs)]
 

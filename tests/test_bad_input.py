@@ -10,6 +10,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from helpers import assert_states_equal
 
 from startups_env import Rules, Simulator
 from startups_env.aec import raw_env
@@ -251,3 +252,52 @@ def test_raw_env_before_reset_says_to_call_reset(call, name):
     obs, *_ = e.last()
     assert obs["action_mask"].shape == (NUM_ACTIONS,)
     e.step(int(np.flatnonzero(obs["action_mask"])[0]))
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "7", True, np.bool_(False), [1, 2]])
+def test_simulator_and_aec_refuse_bad_seeds_and_keep_their_games(seed):
+    """A float, string, bool or negative seed was left to numpy: a TypeError about
+    SeedSequence entropy, or silently seed 1 for ``True``."""
+    with pytest.raises(ValueError, match=r"seed must be None or a non-negative int or .*got "):
+        Simulator(Rules(num_players=4), 2, seed=seed)
+    sim = _mid_game()
+    before = sim.state.copy()
+    with pytest.raises(ValueError, match="seed must be"):
+        sim.reset(seed=seed)
+    assert_states_equal(sim.state, before)
+    e = raw_env(num_players=3)
+    e.reset(seed=0)
+    first = e.observe(e.agent_selection)["observation"]
+    with pytest.raises(ValueError, match="seed must be"):
+        e.reset(seed=seed)
+    assert np.array_equal(e.observe(e.agent_selection)["observation"], first)
+
+
+def test_simulator_still_takes_every_kind_of_seed():
+    decks = [Simulator(Rules(num_players=4), 2, seed=s).state.deck.copy()
+             for s in (5, np.int64(5), np.random.SeedSequence(5), np.random.default_rng(5))]
+    assert all(np.array_equal(d, decks[0]) for d in decks)
+    assert Simulator(Rules(num_players=4), 2).state.deck.shape == decks[0].shape
+
+
+@pytest.mark.parametrize("name", ["random", "greedy", "banker", "search", "ppo"])
+def test_agents_refuse_bad_seeds_by_name(name):
+    from agents import make_agent
+
+    for bad in (-1, 0.5, True):
+        with pytest.raises(ValueError, match="seed must be"):
+            make_agent(name, seed=bad)
+    agent = make_agent(name, seed=3)
+    rng_state = agent.rng.bit_generator.state
+    with pytest.raises(ValueError, match="seed must be"):
+        agent.seed(-1)
+    assert agent.rng.bit_generator.state == rng_state
+
+
+def test_build_agent_names_the_spec_once():
+    from agents.arena import build_agent
+
+    with pytest.raises(ValueError, match=r"^unknown agent 'nobody'; known agents"):
+        build_agent("nobody")
+    with pytest.raises(ValueError, match=r"^agent 'greedy\[chip_value=abc\]': "):
+        build_agent("greedy[chip_value=abc]")
