@@ -52,6 +52,11 @@ class GreedyParams:
         # Checked here, not in the bot, so that ``replace(params, ...)`` is checked too.
         for f in fields(self):
             object.__setattr__(self, f.name, check_weight(f.name, getattr(self, f.name)))
+        # The logistic's scale is sqrt(spread**2 + spread_per_card * pile cards to come):
+        # a zero scale divides by zero, a negative variance takes the root of a negative.
+        if self.spread <= 0 or self.spread_per_card < 0:
+            raise ValueError(f"spread must be > 0 and spread_per_card >= 0, got spread={self.spread!r}, "
+                             f"spread_per_card={self.spread_per_card!r}")
 
 
 class GreedyAgent(Agent):
