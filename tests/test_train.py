@@ -1,6 +1,7 @@
 """The self-play trainer (tiny subprocess runs, CleanRL style) and PPO checkpoints."""
 
 import dataclasses
+import json
 import os
 import subprocess
 import sys
@@ -293,3 +294,22 @@ def test_shipped_weights_load_and_beat_random():
     assert result.entry_stats()[0]["win_rate"] > 0.6  # random alone wins 25%
     meta = torch.load(DEFAULT_WEIGHTS, weights_only=True)
     assert os.path.getsize(DEFAULT_WEIGHTS) < 5 * 2**20 and meta["kind"] == "policy"
+
+
+def test_sb3_compare_trains_both_learners_and_reports(tmp_path):
+    """``python -m train.sb3_compare`` (the measurement behind the README's native-vs-SB3
+    choice) runs end to end: both learners train, play the arena and land in compare.json,
+    with SB3's logs in --out rather than a stray folder in /tmp."""
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("SB3_LOGDIR", None)
+    proc = subprocess.run([sys.executable, "-m", "train.sb3_compare", "--seconds", "1", "--eval-games", "4",
+                           "--hidden", "16", "--num-envs", "8", "--num-steps", "16", "--out", str(tmp_path)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads((tmp_path / "compare.json").read_text())
+    for side in ("sb3", "native"):
+        assert report[side]["steps"] > 0 and report[side]["decisions"] >= report[side]["steps"]
+        for opp in ("random", "greedy"):
+            assert 0.0 <= report[side][f"win_rate_vs_{opp}"] <= 1.0
+    assert list((tmp_path / "sb3").glob("*/events.out.tfevents.*")), "SB3's TensorBoard logs belong in --out"
+    assert (tmp_path / "native" / "policy.pt").is_file()

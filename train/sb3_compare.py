@@ -9,7 +9,7 @@ play the same arena evaluation (4 players, vs 3 random and vs 3 greedy). SB3 see
 observations through ``VecNormalize`` (running mean/std), the native trainer through the
 network's fixed input scale. Prints throughput (learner steps/s and all-seat
 decisions/s, wall clock and per CPU second) and the arena table, and writes
-``compare.json``.
+``compare.json`` to ``--out``, with each learner's TensorBoard logs (``sb3/``, ``native/``).
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def run_sb3(args) -> dict:
                         n_epochs=4, gamma=1.0, gae_lambda=0.95, ent_coef=0.01, learning_rate=args.learning_rate,
                         seed=args.seed,
                         policy_kwargs={"net_arch": [args.hidden, args.hidden], "activation_fn": torch.nn.ReLU},
-                        verbose=0)
+                        verbose=0, tensorboard_log=os.path.join(args.out, "sb3"))  # not a stray SB3-<date> in /tmp
     stop = WallClock(args.seconds)
     decisions0, cpu0, start = env.batch.decisions, time.process_time(), time.perf_counter()
     model.learn(total_timesteps=10**9, callback=stop)
