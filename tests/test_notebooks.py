@@ -20,7 +20,11 @@ def test_the_notebooks_are_there():
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_notebook_runs(name):
+def test_notebook_runs(name, tmp_path, monkeypatch):
+    # The notebooks write their runs and replays to tempfile.mkdtemp() folders, kept for the
+    # reader to open; here the kernel (which inherits this environment) puts them in pytest's
+    # temporary folder instead of leaving them in /tmp after every test run.
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
     nb = nbformat.read(os.path.join(NOTEBOOKS, name), as_version=4)
     client = nbclient.NotebookClient(
         nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": NOTEBOOKS}}
