@@ -34,13 +34,13 @@ import io
 import json
 import os
 import sys
-import tempfile
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .core import Simulator, State, public_state, shuffled_decks
+from .core import Simulator, State, check_seed, public_state, shuffled_decks
 from .observe import observe
 from .rules import (
     COMPANY_NAMES,
@@ -124,12 +124,21 @@ class GameLog:
         if self.result is not None:
             if not isinstance(self.result, dict):
                 raise ValueError(f"result must be a dict or None, got {type(self.result).__name__}")
+            # Stored as checked (a copy of plain ints and bools): arrays or numpy scalars
+            # read off a State would not serialise to JSON.
+            result = dict(self.result)
             for key in ("scores", "threes", "ranks"):
-                if key not in self.result:
+                if key not in result:
                     raise ValueError(f"result lacks {key!r}")
-                values = _int_list(self.result[key], f"result[{key!r}]")
-                if len(values) != self.num_players:
+                result[key] = _int_list(result[key], f"result[{key!r}]")
+                if len(result[key]) != self.num_players:
                     raise ValueError(f"result[{key!r}] must have one entry per seat ({self.num_players})")
+            for key in ("terminated", "truncated"):
+                if key in result:
+                    if not isinstance(result[key], (bool, np.bool_)):
+                        raise ValueError(f"result[{key!r}] must be true or false, got {result[key]!r}")
+                    result[key] = bool(result[key])
+            self.result = result
 
     @property
     def rules(self) -> Rules:
@@ -211,17 +220,7 @@ class GameLog:
 
     def save(self, path) -> None:
         """Write the log as JSON (atomically: a temporary file renamed into place)."""
-        path = os.fspath(path)
-        folder = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(prefix=".gamelog-", suffix=".json", dir=folder)
-        try:
-            with os.fdopen(fd, "w") as f:
-                f.write(self.to_json())
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        _atomic_write(path, self.to_json().encode("utf-8"))
 
     @classmethod
     def load(cls, path) -> GameLog:
@@ -254,6 +253,7 @@ class Recorder:
         self.rules = Rules() if rules is None else rules
         if not isinstance(self.rules, Rules):
             raise ValueError(f"rules must be a startups_env.Rules, got {type(self.rules).__name__}")
+        seed = check_seed(seed, generator_ok=True)
         if decks is None:
             # Every round's deck is fixed up front, so the log holds the whole game.
             decks = shuffled_decks(np.random.default_rng(seed), self.rules.rounds).tolist()
@@ -357,7 +357,10 @@ def record_game(
     rules = Rules() if rules is None else rules
     if not isinstance(rules, Rules):
         raise ValueError(f"rules must be a startups_env.Rules, got {type(rules).__name__}")
-    rng = np.random.default_rng(seed)
+    if max_decisions is not None and (isinstance(max_decisions, (bool, np.bool_))
+                                      or not isinstance(max_decisions, (int, np.integer)) or max_decisions < 0):
+        raise ValueError(f"max_decisions must be None or a non-negative int, got {max_decisions!r}")
+    rng = np.random.default_rng(check_seed(seed, generator_ok=True))
     if policy is None:
 
         def play(sim):
@@ -454,7 +457,8 @@ def describe_action(state: State, action: int, viewer: int | None = None, *, sea
 
 def _frames(log: GameLog, viewer: int | None, render: Callable):
     """[(caption, picture)] one per decision (the table before it) plus the final table."""
-    if viewer is not None and not (isinstance(viewer, int) and 0 <= viewer < log.num_players):
+    is_int = isinstance(viewer, (int, np.integer)) and not isinstance(viewer, (bool, np.bool_))
+    if viewer is not None and not (is_int and 0 <= viewer < log.num_players):
         raise ValueError(f"viewer must be None or a seat in [0, {log.num_players}), got {viewer!r}")
     names = log.players or [None] * log.num_players
     out = []
@@ -503,6 +507,12 @@ def write_gif(log: GameLog, path, *, viewer: int | None = None, frame_ms: int = 
 
     from .render import table_rgb
 
+    # Checked before the frames are drawn: Pillow would fail on them only when saving.
+    for name, ms in (("frame_ms", frame_ms), ("end_ms", end_ms)):
+        if isinstance(ms, (bool, np.bool_)) or not isinstance(ms, (int, np.integer)) or not 1 <= ms <= 655350:
+            raise ValueError(f"{name} must be an int number of milliseconds in [1, 655350] "
+                             f"(a GIF frame lasts at most 655.35 s), got {ms!r}")
+
     frames = [Image.fromarray(a) for _, a in _frames(log, viewer, table_rgb)]
     # One shared palette (from the final, busiest frame) keeps colours stable and saves time.
     palette = frames[-1].quantize(colors=128, method=Image.Quantize.MEDIANCUT)
@@ -514,8 +524,12 @@ def write_gif(log: GameLog, path, *, viewer: int | None = None, frame_ms: int = 
 
 
 def _atomic_write(path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file renamed into place."""
     path = os.fspath(path)
-    fd, tmp = tempfile.mkstemp(prefix=".replay-", dir=os.path.dirname(os.path.abspath(path)))
+    tmp = os.path.join(os.path.dirname(os.path.abspath(path)), f".replay-{uuid.uuid4().hex}.tmp")
+    # Not tempfile.mkstemp: its file is private (0600), and logs and replays are meant to
+    # be shared; mode 0o666 lets the umask decide, as for a plain open(path, "w").
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -596,7 +610,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         log = GameLog.load(args.log)
-        sim = replay(log)
+        final_table = table_text(replay(log), viewer=args.viewer)  # (checks --viewer before writing files)
         if args.html:
             write_html(log, args.html, viewer=args.viewer, images=args.images)
         if args.gif:
@@ -604,7 +618,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    print(table_text(sim, viewer=args.viewer))
+    print(final_table)
     return 0
 
 

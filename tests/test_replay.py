@@ -221,3 +221,76 @@ def test_cli(tmp_path, capsys):
     (tmp_path / "bad.json").write_text("{not json")
     assert main([str(tmp_path / "bad.json")]) == 2
     assert "not valid JSON" in capsys.readouterr().err
+
+
+def test_written_files_are_readable_like_any_new_file(tmp_path):
+    # A log or replay is made to be shared (served, mailed): it must get the umask's
+    # permissions like a plain open(path, "w"), not a temporary file's private 0600.
+    old = os.umask(0o022)
+    try:
+        log = record_game(None, Rules(num_players=3), seed=2, max_decisions=4)
+        log.save(tmp_path / "g.json")
+        write_html(log, tmp_path / "g.html")
+    finally:
+        os.umask(old)
+    for name in ("g.json", "g.html"):
+        assert oct(os.stat(tmp_path / name).st_mode & 0o777) == oct(0o644), name
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.html", "g.json"]
+
+
+def test_cli_bad_viewer_is_a_clear_error(tmp_path, capsys):
+    _good().save(tmp_path / "g.json")
+    assert main([str(tmp_path / "g.json"), "--viewer", "9"]) == 2
+    assert "viewer must be None or a seat in [0, 3), got 9" in capsys.readouterr().err
+
+
+def test_viewer_may_be_a_numpy_int(tmp_path):
+    log = record_game(None, Rules(num_players=3), seed=4, max_decisions=6)
+    write_html(log, tmp_path / "int.html", viewer=1)
+    write_html(log, tmp_path / "np.html", viewer=np.int64(1))  # e.g. a seat read from a State
+    assert _html_frames(tmp_path / "np.html") == _html_frames(tmp_path / "int.html")
+    with pytest.raises(ValueError, match="viewer must be"):
+        write_html(log, tmp_path / "bool.html", viewer=True)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"seed": True}, "seed must be"),
+        ({"seed": 1.5}, "seed must be"),
+        ({"seed": -1}, "seed must be"),
+        ({"max_decisions": -1}, "max_decisions must be"),
+        ({"max_decisions": 2.5}, "max_decisions must be"),
+        ({"max_decisions": "5"}, "max_decisions must be"),
+        ({"max_decisions": True}, "max_decisions must be"),
+    ],
+)
+def test_record_game_refuses_bad_seed_and_max_decisions(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        record_game(None, Rules(num_players=3), **{"seed": 1, **kwargs})
+    if "seed" in kwargs:
+        with pytest.raises(ValueError, match=message):
+            Recorder(Rules(num_players=3), seed=kwargs["seed"])
+
+
+def test_result_given_as_arrays_is_saved(tmp_path):
+    # GameLog accepts numpy arrays for the result (e.g. read off a State), so save() must
+    # write them.
+    log = _good()
+    sim = replay(log)
+    s, n = sim.state, log.num_players
+    result = {"scores": s.scores[:n, 0], "threes": s.threes[:n, 0], "ranks": s.ranks[:n, 0],
+              "terminated": s.terminated[0], "truncated": s.truncated[0]}
+    from_arrays = GameLog(**{**log.__dict__, "result": result})
+    from_arrays.save(tmp_path / "a.json")
+    assert GameLog.load(tmp_path / "a.json") == log
+
+
+@pytest.mark.parametrize("kwargs", [{"frame_ms": -100}, {"frame_ms": "a"}, {"frame_ms": None}, {"end_ms": 10**6},
+                                    {"frame_ms": True}, {"end_ms": 0}])
+def test_gif_refuses_bad_durations_up_front(tmp_path, kwargs):
+    log = record_game(None, Rules(num_players=3), seed=1, max_decisions=3)
+    name = next(iter(kwargs))
+    with pytest.raises(ValueError, match=f"{name} must be an int number of milliseconds in \\[1, 655350\\]"):
+        write_gif(log, tmp_path / "g.gif", **kwargs)
+    assert not list(tmp_path.iterdir())
