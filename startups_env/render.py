@@ -122,10 +122,16 @@ def final_scoring(state, game: int = 0) -> dict:
     }
 
 
+def _round_game(s: State, game: int, n: int) -> bool:
+    """Whether game ``game`` is a round game past its first round (a State does not record
+    the rules: before any round ends, a round game looks like a standard one)."""
+    return bool(int(s.round[game]) > 0 or s.round_points[:n, game].any())
+
+
 def _status(s: State, game: int, viewer: int | None) -> str:
     n, cur = int(s.num_players[game]), int(s.current[game])
     parts = [f"Startups | {n} players | turn {int(s.turn[game])} | pile {DECK_SIZE - int(s.pile_pos[game])}"]
-    if int(s.round[game]) > 0 or s.round_points[:n, game].any():
+    if _round_game(s, game, n):
         parts.append(f"round {min(int(s.round[game]) + 1, 4)}")
     if s.terminated[game]:
         parts.append("GAME OVER")
@@ -170,7 +176,7 @@ def table_text(state, game: int = 0, viewer: int | None = None) -> str:
         lines.append(f"{COMPANY_NAMES[c]:<9}{COMPANY_SIZES[c]:>2}  {market:<30}{chip:>5} |{row}")
     lines.append(f"{'coins':<48} |" + "".join(f"{int(s.coins[i, game]):>{col}}" for i in range(n)))
     lines.append(f"{'hand size':<48} |" + "".join(f"{int(s.hand[i, :, game].sum()):>{col}}" for i in range(n)))
-    if int(s.round[game]) > 0 or s.round_points[:n, game].any():
+    if _round_game(s, game, n):
         lines.append(f"{'round points':<48} |" + "".join(f"{int(s.round_points[i, game]):>{col}}" for i in range(n)))
     if viewer is None:
         for i in range(n):
@@ -223,7 +229,7 @@ def _scoring_lines(s: State, game: int, n: int, col: int) -> list[str]:
     out.append(total_row("paid", [-sum(p) if sum(p) else 0 for p in f["paid"]]))
     out.append(total_row("received", f["threes"]) + "  (x3 points each)")
     out.append(total_row("score", f["scores"]))
-    round_game = int(s.round[game]) > 0 or s.round_points[:n, game].any()
+    round_game = _round_game(s, game, n)
     out.append(total_row("final rank" if round_game else "rank", [_ordinal(r) for r in f["ranks"]]))
     winner = f["ranks"].index(0)
     note = (
@@ -275,7 +281,8 @@ def table_rgb(state, game: int = 0, viewer: int | None = None) -> np.ndarray:
     Top: the market, one column per company (its cards, each labelled with its coins,
     richest first, and the chip holder). Below: one row per seat with coins, hand size
     (or the hand itself where the viewer may see it), portfolio cards per company with
-    the chips held; the seat to act is highlighted. Finished games show scores and ranks.
+    the chips held; the seat to act is highlighted. Finished games show scores and ranks;
+    the round game shows the round points (from round 2 on, as :func:`table_text`).
     """
     try:
         from PIL import Image, ImageDraw
@@ -283,6 +290,7 @@ def table_rgb(state, game: int = 0, viewer: int | None = None) -> np.ndarray:
         raise ImportError("table_rgb needs Pillow: pip install pillow") from e
     s, game, viewer = _check(state, game, viewer)
     n, cur, done = int(s.num_players[game]), int(s.current[game]), bool(s.done[game])
+    round_game = _round_game(s, game, n)
     img = Image.new("RGB", (RGB_WIDTH, RGB_HEIGHT), (246, 244, 238))
     d = ImageDraw.Draw(img)
     small, mid, big = 12, 14, 17  # font sizes
@@ -362,13 +370,15 @@ def table_rgb(state, game: int = 0, viewer: int | None = None) -> np.ndarray:
             if int(s.chip[c, game]) == i:
                 d.ellipse([x + 43, y + 6, x + 59, y + 22], fill=(250, 250, 250), outline=(0, 0, 0), width=2)
                 _text(img, (x + 47, y + 7), "M", (0, 0, 0), small)
+        points, score = int(s.round_points[i, game]), int(s.scores[i, game])
         if done:
             rank = int(s.ranks[i, game])
-            _text(
-                img,
-                (result_x, y + 7),
-                f"{int(s.scores[i, game])} pts {_ordinal(rank)}",
-                (160, 20, 20) if rank == 0 else (20, 20, 20),
-                mid,
-            )
+            # A round game is ranked by its round points, not by the last round's score.
+            result = f"{points} round pts" if round_game else f"{score} pts"
+            color = (160, 20, 20) if rank == 0 else (20, 20, 20)
+            _text(img, (result_x, y + (3 if round_game else 7)), f"{result} {_ordinal(rank)}", color, mid)
+            if round_game:  # (two lines that fit the 7-player table's last row)
+                _text(img, (result_x, y + 20), f"last round {score} pts", (90, 90, 90), small)
+        elif round_game:
+            _text(img, (result_x, y + 8), f"{points} round pts", (40, 40, 40), mid)
     return np.asarray(img, dtype=np.uint8)

@@ -227,3 +227,19 @@ def test_round_game_text_shows_round_points():
     while not sim.done[0]:
         sim.step(sim.random_actions())
     assert "final rank" in table_text(sim)
+
+
+def test_round_game_picture_shows_round_points():
+    # The round game is ranked by round points: a picture that leaves them out shows a
+    # finished game's ranks beside last-round scores that contradict them.
+    sim = Simulator(Rules(num_players=3, rounds=4), 1, seed=4)
+    while int(sim.state.round[0]) == 0:
+        sim.step(sim.random_actions())
+    other = sim.state.copy()
+    other.round_points[0, 0] += 1
+    assert not np.array_equal(table_rgb(sim.state), table_rgb(other))
+    while not sim.done[0]:
+        sim.step(sim.random_actions())
+    other = sim.state.copy()
+    other.round_points[0, 0] += 1
+    assert not np.array_equal(table_rgb(sim.state), table_rgb(other))
