@@ -17,6 +17,7 @@ notebooks can script a game.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -112,8 +113,15 @@ HELP = (
 )
 
 
+class _ArgumentParser(argparse.ArgumentParser):
+    def error(self, message):
+        # main reports bad arguments on its output and returns 2; argparse would exit the
+        # caller's process (a notebook's kernel) and write to stderr.
+        raise ValueError(message)
+
+
 def _parse_args(argv):
-    parser = argparse.ArgumentParser(prog="python -m agents.play", description="Play Startups against bots.")
+    parser = _ArgumentParser(prog="python -m agents.play", description="Play Startups against bots.")
     parser.add_argument("--players", type=int, default=4, help="table size, 2-7 (default 4)")
     parser.add_argument(
         "--opponents",
@@ -135,8 +143,8 @@ def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = inp
     def say(text: str = "") -> None:
         print(text, file=out, flush=True)
 
-    args = _parse_args(argv)
     try:
+        args = _parse_args(argv)
         if not MIN_PLAYERS <= args.players <= MAX_PLAYERS:
             raise ValueError(f"--players must be {MIN_PLAYERS}-{MAX_PLAYERS}, got {args.players}")
         if not 0 <= args.seat < args.players:
@@ -148,6 +156,12 @@ def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = inp
             raise ValueError(
                 f"--opponents needs 1 or {args.players - 1} names for {args.players} players, got {len(names)}"
             )
+        if args.save is not None:  # checked now, not after a whole game
+            folder = os.path.dirname(os.path.abspath(args.save))
+            if os.path.isdir(args.save):
+                raise ValueError(f"--save {args.save}: is a folder, not a file")
+            if not os.path.isdir(folder):
+                raise ValueError(f"--save {args.save}: no such folder {folder}")
         rules = Rules(num_players=args.players, rounds=args.rounds)
         seeds = np.random.SeedSequence(args.seed).spawn(len(names) + 1)
         bots = []
@@ -227,7 +241,11 @@ def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = inp
     state = sim.state
     rank = int(state.ranks[me, 0])
     place = {0: "1st", 1: "2nd", 2: "3rd"}.get(rank, f"{rank + 1}th")
-    say(f"You (P{me}) finished {place} of {args.players} with {int(state.scores[me, 0])} points.")
+    if rules.rounds > 1:  # ranked by round points; scores are the last round's
+        result = f"{int(state.round_points[me, 0])} round points (last round: {int(state.scores[me, 0])} points)"
+    else:
+        result = f"{int(state.scores[me, 0])} points"
+    say(f"You (P{me}) finished {place} of {args.players} with {result}.")
     _save(recorder, args.save, say)
     return 0
 

@@ -109,6 +109,10 @@ def test_quit_and_end_of_input_leave_cleanly(tmp_path):
         (["--players", "3", "--seat", "3"], "--seat must be in 0..2"),
         (["--players", "8"], "--players must be 2-7"),
         (["--players", "3", "--opponents", "random[speed=3]"], "unexpected keyword argument 'speed'"),
+        # argparse's own checks: reported the same way, not by exiting the caller's process
+        (["--players", "x"], "argument --players: invalid int value: 'x'"),
+        (["--rounds", "2"], "argument --rounds: invalid choice: 2"),
+        (["--speed", "3"], "unrecognized arguments: --speed 3"),
     ],
 )
 def test_bad_arguments(argv, message):
@@ -141,3 +145,24 @@ def test_command_line_with_stdin():
         timeout=120,
     )
     assert proc.returncode == 0 and "You left the game." in proc.stdout and not proc.stderr
+
+
+def test_save_path_is_checked_before_the_game(tmp_path):
+    # A log that cannot be written must be refused up front, not after a whole game.
+    for path, message in [(tmp_path / "missing" / "g.json", "no such folder"), (tmp_path, "is a folder")]:
+        out = io.StringIO()
+        assert main(["--players", "3", "--opponents", "random", "--save", str(path)],
+                    input_fn=lambda p: "quit", output=out) == 2
+        assert f"--save {path}: {message}" in out.getvalue()
+        assert "Startups: 3 players" not in out.getvalue()
+
+
+def test_round_game_result_names_round_points():
+    rc, out, _ = _play(["--players", "3", "--opponents", "random", "--seed", "1", "--rounds", "4"],
+                       [str(a) for a in range(NUM_ACTIONS)])
+    assert rc == 0 and "=== Game over ===" in out
+    final = out.split("=== Game over ===")[1].splitlines()
+    points = next(ln for ln in final if ln.startswith("round points")).rsplit("|", 1)[1].split()
+    ranks = next(ln for ln in final if ln.startswith("final rank")).rsplit("|", 1)[1].split()
+    # The round game is ranked by round points, not by the last round's score.
+    assert f"You (P0) finished {ranks[0]} of 3 with {points[0]} round points" in out
