@@ -23,7 +23,6 @@ brackets, e.g. ``search[determinizations=8;rollout_epsilon=0.1]``.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import csv
 import io
 import json
@@ -36,6 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from startups_env.core import Simulator, check_seed, shuffled_decks
+from startups_env.files import atomic_write
 from startups_env.rules import DECK_SIZE, DEFAULT_TURN_CAP, MAX_PLAYERS, MIN_PLAYERS, Rules, pile_start
 
 from .base import Agent, PutDownLog, UnknownAgentError, act_for_seats, make_agent
@@ -225,29 +225,12 @@ class ArenaResult:
         ax2.set_xlabel("win rate (95% Wilson CI)")
         fig.suptitle(f"{self.players} players, {self.games} games, seed {self.seed}")
         fig.tight_layout()
-        _atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=100), binary=True)
+        atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=100), make_folders=True)
         plt.close(fig)
 
 
-def _atomic_write(path: str, write, binary: bool = False) -> None:
-    """Write through a temporary file in the same folder, then rename (no torn files).
-    If writing or renaming fails, the temporary file is removed: a failed write leaves
-    the folder as it was."""
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb" if binary else "w") as f:
-            write(f)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
-        raise
-
-
 def check_output_path(path: str) -> str | None:
-    """Why ``path`` cannot be written by :func:`_atomic_write` (None if it can): it is a
+    """Why ``path`` cannot be written by :func:`~startups_env.files.atomic_write` with ``make_folders`` (None if it can): it is a
     folder, or its folder is not one and cannot be made one. Checked before a run, so that
     a typo in an output path costs nothing rather than the results of the whole run."""
     full = os.path.abspath(path)
@@ -460,9 +443,9 @@ def main(argv=None) -> int:
         parser.error(str(exc))
     print(result.table())
     if args.json:
-        _atomic_write(args.json, lambda f: json.dump(result.to_json(), f, indent=2))
+        atomic_write(args.json, lambda f: json.dump(result.to_json(), f, indent=2), binary=False, make_folders=True)
     if args.csv:
-        _atomic_write(args.csv, lambda f: f.write(result.to_csv()))
+        atomic_write(args.csv, lambda f: f.write(result.to_csv()), binary=False, make_folders=True)
     if args.plot:
         result.plot(args.plot)
     return 0

@@ -20,7 +20,9 @@ import argparse
 import json
 import sys
 
-from .arena import _atomic_write, run_arena
+from startups_env.files import atomic_write
+
+from .arena import run_arena
 from .base import split_names
 
 #: (hero, opponent) pairings; "search" games are the expensive ones.
@@ -101,7 +103,7 @@ def main(argv=None) -> int:
     except (ValueError, FileNotFoundError) as exc:
         p.error(str(exc))
     if args.json:
-        _atomic_write(args.json, lambda f: json.dump(rows, f, indent=2))
+        atomic_write(args.json, lambda f: json.dump(rows, f, indent=2), binary=False, make_folders=True)
     return 0
 
 

@@ -34,13 +34,13 @@ import io
 import json
 import os
 import sys
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .core import Simulator, State, check_seed, public_state, shuffled_decks
+from .files import atomic_write
 from .observe import observe
 from .rules import (
     COMPANY_NAMES,
@@ -220,7 +220,7 @@ class GameLog:
 
     def save(self, path) -> None:
         """Write the log as JSON (atomically: a temporary file renamed into place)."""
-        _atomic_write(path, self.to_json().encode("utf-8"))
+        atomic_write(path, lambda f: f.write(self.to_json()), binary=False)
 
     @classmethod
     def load(cls, path) -> GameLog:
@@ -497,7 +497,7 @@ def write_html(
     # "</" inside a <script> block would end it early; JSON lets us escape the slash.
     payload = json.dumps(frames).replace("</", "<\\/")
     page = _HTML_TEMPLATE.replace("__TITLE__", html.escape(title)).replace("__FRAMES__", payload)
-    _atomic_write(path, page.encode("utf-8"))
+    atomic_write(path, lambda f: f.write(page), binary=False)
 
 
 def write_gif(log: GameLog, path, *, viewer: int | None = None, frame_ms: int = 500, end_ms: int = 4000) -> None:
@@ -520,24 +520,7 @@ def write_gif(log: GameLog, path, *, viewer: int | None = None, frame_ms: int = 
     durations = [frame_ms] * (len(quantized) - 1) + [end_ms]
     buf = io.BytesIO()
     quantized[0].save(buf, format="GIF", save_all=True, append_images=quantized[1:], duration=durations, loop=0)
-    _atomic_write(path, buf.getvalue())
-
-
-def _atomic_write(path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file renamed into place."""
-    path = os.fspath(path)
-    tmp = os.path.join(os.path.dirname(os.path.abspath(path)), f".replay-{uuid.uuid4().hex}.tmp")
-    # Not tempfile.mkstemp: its file is private (0600), and logs and replays are meant to
-    # be shared; mode 0o666 lets the umask decide, as for a plain open(path, "w").
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    atomic_write(path, lambda f: f.write(buf.getvalue()))
 
 
 _HTML_TEMPLATE = """<!DOCTYPE html>

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from agents import Agent, act_for_seats, make_agent
-from agents.arena import (ArenaResult, _atomic_write, build_agent, main, parse_agent_spec, played_share,
+from agents.arena import (ArenaResult, build_agent, main, parse_agent_spec, played_share,
                           run_arena, wilson_interval)
 from agents.random_agent import uniform_legal
 from startups_env import Rules, Simulator
@@ -256,23 +256,6 @@ def test_cli_creates_missing_output_folders(tmp_path):
     assert main(["--players", "2", "--agents", "random,random", "--games", "2", "--json", str(out),
                  "--no-progress"]) == 0
     assert json.loads(out.read_text())["games"] == 2
-
-
-def test_atomic_write_leaves_no_temp_file_when_it_fails(tmp_path):
-    def boom(f):
-        f.write("half")
-        raise RuntimeError("disk on fire")
-
-    with pytest.raises(RuntimeError, match="disk on fire"):
-        _atomic_write(str(tmp_path / "out.json"), boom)
-    assert os.listdir(tmp_path) == []
-    (tmp_path / "adir").mkdir()
-    with pytest.raises(OSError):  # the rename onto a directory fails
-        _atomic_write(str(tmp_path / "adir"), lambda f: f.write("x"))
-    assert os.listdir(tmp_path) == ["adir"] and not os.listdir(tmp_path / "adir")
-    (tmp_path / "adir").rmdir()
-    _atomic_write(str(tmp_path / "ok.txt"), lambda f: f.write("fine"))
-    assert os.listdir(tmp_path) == ["ok.txt"] and (tmp_path / "ok.txt").read_text() == "fine"
 
 
 def test_parse_agent_spec():

@@ -49,6 +49,7 @@ from agents.features import features
 from agents.greedy import greedy_actions
 from agents.ppo import ActorCritic, checkpoint_dict
 from startups_env.core import Simulator
+from startups_env.files import atomic_write
 from startups_env.observe import SLICES, observe
 from startups_env.rules import MAX_PLAYERS, MIN_PLAYERS, Rules
 from startups_env.vector import parse_players
@@ -101,9 +102,7 @@ def collect_shard(teacher, opponent: str, games: int, players: tuple[int, ...], 
 
 
 def save_shard(data: dict[str, np.ndarray], path: str) -> None:
-    tmp = f"{path}.tmp.{os.getpid()}.npz"
-    np.savez_compressed(tmp, **data)
-    os.replace(tmp, path)
+    atomic_write(path, lambda f: np.savez_compressed(f, **data))
 
 
 def load_shards(paths: list[str]) -> dict[str, np.ndarray]:

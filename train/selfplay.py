@@ -81,6 +81,7 @@ import torch.nn.functional as F
 from agents.arena import build_agent, run_arena
 from agents.base import split_names
 from agents.ppo import ActorCritic, PPOAgent, checkpoint_dict, model_from_checkpoint, read_checkpoint
+from startups_env.files import atomic_write
 from startups_env.observe import OBS_DIM
 from startups_env.rules import NUM_ACTIONS, REWARD_SCHEMES, Rules
 from startups_env.vector import PRIVILEGED_DIM, SeatBatch, parse_players
@@ -284,21 +285,13 @@ def plain(obj: Any) -> Any:
 
 
 def atomic_save(obj: Any, path: str) -> None:
-    """torch.save through a temporary file in the same folder + os.replace: a reader (or
-    a resume after a crash) sees the old file or the new one, never a torn one."""
-    tmp = f"{path}.tmp.{os.getpid()}"
-    with open(tmp, "wb") as f:
-        torch.save(plain(obj), f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    """torch.save of plain data, atomically and flushed to disk (:func:`atomic_write`): a
+    reader (or a resume after a crash) sees the old file or the new one, never a torn one."""
+    atomic_write(path, lambda f: torch.save(plain(obj), f), durable=True)
 
 
 def atomic_write_text(text: str, path: str) -> None:
-    tmp = f"{path}.tmp.{os.getpid()}"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    atomic_write(path, lambda f: f.write(text), binary=False)
 
 
 def git_revision() -> str:
@@ -796,10 +789,8 @@ def plot_learning_curve(out_dir: str) -> str | None:
             ax.legend(fontsize=8)
     fig.tight_layout()
     path = os.path.join(out_dir, "learning_curve.png")
-    tmp = path + ".tmp"
-    fig.savefig(tmp, format="png", dpi=90)
+    atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=90))
     plt.close(fig)
-    os.replace(tmp, path)
     return path
 
 
