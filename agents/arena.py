@@ -230,9 +230,10 @@ class ArenaResult:
 
 
 def check_output_path(path: str) -> str | None:
-    """Why ``path`` cannot be written by :func:`~startups_env.files.atomic_write` with ``make_folders`` (None if it can): it is a
-    folder, or its folder is not one and cannot be made one. Checked before a run, so that
-    a typo in an output path costs nothing rather than the results of the whole run."""
+    """Why ``path`` cannot be written by :func:`~startups_env.files.atomic_write` with
+    ``make_folders`` (None if it can): it is a folder, or its folder is not one and cannot
+    be made one. Checked before a run, so that a typo in an output path costs nothing
+    rather than the results of the whole run."""
     full = os.path.abspath(path)
     if os.path.isdir(full):
         return f"{path} is a directory"
