@@ -455,13 +455,16 @@ def describe_action(state: State, action: int, viewer: int | None = None, *, sea
     return text
 
 
-def _frames(log: GameLog, viewer: int | None, render: Callable):
-    """[(caption, picture)] one per decision (the table before it) plus the final table."""
+def _check_viewer(log: GameLog, viewer) -> None:
     is_int = isinstance(viewer, (int, np.integer)) and not isinstance(viewer, (bool, np.bool_))
     if viewer is not None and not (is_int and 0 <= viewer < log.num_players):
         raise ValueError(f"viewer must be None or a seat in [0, {log.num_players}), got {viewer!r}")
+
+
+def _frames(log: GameLog, viewer: int | None, render: Callable):
+    """Yield (caption, picture): one per decision (the table before it), then the final table."""
+    _check_viewer(log, viewer)
     names = log.players or [None] * log.num_players
-    out = []
     for k, action, sim in iter_replay(log):
         s = sim.state
         if action is None:
@@ -471,8 +474,7 @@ def _frames(log: GameLog, viewer: int | None, render: Callable):
             caption = (
                 f"{k + 1}/{len(log.actions)}  " + describe_action(s, action, viewer) + (f"  [{who}]" if who else "")
             )
-        out.append((caption, render(s, 0, viewer)))
-    return out
+        yield caption, render(s, 0, viewer)
 
 
 def write_html(
@@ -484,7 +486,7 @@ def write_html(
     beside the text tables."""
     from .render import table_rgb, table_text
 
-    texts = _frames(log, viewer, table_text)
+    texts = list(_frames(log, viewer, table_text))
     pictures = []
     if images:
         from PIL import Image
@@ -513,10 +515,14 @@ def write_gif(log: GameLog, path, *, viewer: int | None = None, frame_ms: int = 
             raise ValueError(f"{name} must be an int number of milliseconds in [1, 655350] "
                              f"(a GIF frame lasts at most 655.35 s), got {ms!r}")
 
-    frames = [Image.fromarray(a) for _, a in _frames(log, viewer, table_rgb)]
-    # One shared palette (from the final, busiest frame) keeps colours stable and saves time.
-    palette = frames[-1].quantize(colors=128, method=Image.Quantize.MEDIANCUT)
-    quantized = [f.quantize(palette=palette, dither=Image.Dither.NONE) for f in frames]
+    _check_viewer(log, viewer)
+    # One shared palette (from the final, busiest table) keeps colours stable and saves time.
+    # Each frame is reduced to it as soon as it is drawn: a game that runs to the turn cap
+    # has ~800 frames, 1.2 GB as RGB pictures, a third of that as palette images.
+    final = Image.fromarray(table_rgb(replay(log).state, 0, viewer))
+    palette = final.quantize(colors=128, method=Image.Quantize.MEDIANCUT)
+    quantized = [Image.fromarray(a).quantize(palette=palette, dither=Image.Dither.NONE)
+                 for _, a in _frames(log, viewer, table_rgb)]
     durations = [frame_ms] * (len(quantized) - 1) + [end_ms]
     buf = io.BytesIO()
     quantized[0].save(buf, format="GIF", save_all=True, append_images=quantized[1:], duration=durations, loop=0)
