@@ -10,11 +10,13 @@ For each decision with more than one legal action the bot
    arena and the drivers keep; everyone sees them), it then *reads the other players'
    hands*: a player who has not moved since its last put-down held its present hand plus
    the card it put down, and before that, its hand then less the card its take gained
-   (public for a market take; any card of that hand for a draw) plus the card it put
-   down the turn before. Each sampled world thus says what those hands were, and is
-   weighted by how likely a greedy player with softmax noise would have been to put down
-   those cards from them (:func:`put_down_log_likelihood`); the search draws its worlds
-   by these weights from ``inference_oversample`` times as many samples;
+   (public for a market take; for a draw, any card of that hand not publicly known to be
+   there) plus the card it put down the turn before. Each sampled world thus says what
+   those hands were, and is weighted by how likely a greedy player with softmax noise
+   would have been to put down those cards from them (:func:`put_down_log_likelihood`,
+   corrected for the uniform deal of the sampled hands, so that the weighted worlds are a
+   posterior); the search draws its worlds by these weights from ``inference_oversample``
+   times as many samples;
 2. plays each candidate in every world (common random numbers: all candidates of a
    decision face the same worlds), then rolls the game out to the end with the
    ``greedy`` bot playing every seat, each from its own observation of the sampled world
@@ -509,9 +511,12 @@ def put_down_log_likelihood(worlds: State, log: PutDownLog, game: np.ndarray, se
     it put down last is its hand at that put-down (it has not moved since), replayed in
     the logged public state. Where the log also holds the put-down before (same round),
     the hand then follows too: minus the card gained by the take in between (a market
-    take is public; a drawn card is any card of that hand, in proportion to its count),
-    plus the card put down then. Worlds in which the seat could not have held the cards it
-    was known to hold get -inf."""
+    take is public; a drawn card is any card of that hand not publicly known to be there,
+    in proportion to their count), plus the card put down then. Each put-down's
+    probability is divided by the count of its company among the hand's unknown cards
+    where none of it was known to be there (see :func:`_hidden_put_down_log_count`), so
+    that the weighted worlds follow the model's posterior. Worlds in which the seat could
+    not have held the cards it was known to hold get -inf."""
     m, n = worlds.batch_size, log.batch_size
     total = np.zeros(m)
     earlier_seats = seats & log.earlier_valid()
@@ -524,14 +529,19 @@ def put_down_log_likelihood(worlds: State, log: PutDownLog, game: np.ndarray, se
         hand = worlds.hand[seat].take(rows, axis=-1)  # [C, r]
         hand[(action - Action.KEEP) % C, np.arange(rows.size)] += 1
         total[rows] += _put_down_log_prob(log.state.take(logged), seat, hand, action, params, temperature, rules)
+        total[rows] -= _hidden_put_down_log_count(log.state.known[seat].take(logged, axis=-1), hand, action)
 
         earlier = np.flatnonzero(earlier_seats[seat, game[rows]])
         if earlier.size == 0:
             continue
         hand, logged = hand[:, earlier], logged[earlier]
         taken = log.take_action.reshape(-1)[logged]
-        # Which card the take in between gained: one variant per possible company.
-        gained = np.where(taken[None, :] == Action.DRAW, hand / hand.sum(axis=0),
+        # Which card the take in between gained: one variant per possible company. A drawn
+        # card is any of the hand's cards not known to be there (those came from the
+        # market), each as likely (they are exchangeable); a hand of 4 holds at least one,
+        # as at most 3 were known before the draw.
+        free = np.maximum(hand - log.state.known[seat].take(logged, axis=-1), 0)
+        gained = np.where(taken[None, :] == Action.DRAW, free / free.sum(axis=0),
                           np.arange(C)[:, None] == (taken - Action.TAKE)[None, :])  # [C, e]
         column, company = np.nonzero(gained.T > 0)  # variants, grouped by column
         before_hand = hand[:, column]
@@ -539,12 +549,32 @@ def put_down_log_likelihood(worlds: State, log: PutDownLog, game: np.ndarray, se
         before_hand[company, variant] -= 1
         earlier_action = log.earlier_action.reshape(-1)[logged[column]]
         before_hand[(earlier_action - Action.KEEP) % C, variant] += 1
-        log_prob = _put_down_log_prob(log.earlier_state.take(logged[column]), seat, before_hand, earlier_action,
-                                      params, temperature, rules) + np.log(gained[company, column])
+        earlier_known = log.earlier_state.known[seat].take(logged[column], axis=-1)
+        log_prob = (_put_down_log_prob(log.earlier_state.take(logged[column]), seat, before_hand, earlier_action,
+                                       params, temperature, rules) + np.log(gained[company, column])
+                    - _hidden_put_down_log_count(earlier_known, before_hand, earlier_action))
         # Sum the variants' probabilities per column.
         starts = np.flatnonzero(np.r_[True, column[1:] != column[:-1]])
         total[rows[earlier]] += np.logaddexp.reduceat(log_prob, starts)
     return total
+
+
+def _hidden_put_down_log_count(known: np.ndarray, hand: np.ndarray, action: np.ndarray) -> np.ndarray:
+    """float[r]: the log of the count of the put-down's company among the hand's unknown
+    cards (``hand - known``, int[C, r], at the put-down ``action``) where none of that
+    company was known to be in the hand; else 0.
+
+    The sampled hands are dealt uniformly from what is unseen *after* the put-down. Where
+    the card put down was an unknown one, the hand before held one more unknown card of its
+    company, and a uniform deal of that hand has relative probability 1 / count (up to a
+    factor the same for every world of a game); the put-down model chooses a company, not
+    one of its cards. Dividing the likelihood by the count makes the weighted worlds follow
+    the posterior. A put-down of a company known to be in hand leaves the unknown cards as
+    they were."""
+    company = (action - Action.KEEP) % C
+    column = np.arange(action.size)
+    count = hand[company, column].astype(np.int64) - known[company, column]
+    return np.where(known[company, column] == 0, np.log(np.maximum(count, 1)), 0.0)
 
 
 def _put_down_log_prob(before: State, seat: int, hand: np.ndarray, action: np.ndarray, params: GreedyParams,

@@ -515,6 +515,78 @@ def test_put_down_likelihood_prefers_the_true_hands():
                                        Rules(num_players=4))[0] == -np.inf
 
 
+def test_put_down_likelihood_is_the_weight_that_makes_sampled_hands_a_posterior():
+    """The weight of a sampled world (the other hands dealt uniformly from the unseen pool,
+    as the player sees it now) for one other seat's latest put-downs, so that the weighted
+    worlds follow the posterior of a softmax-greedy player:
+
+    * log P(latest put-down p | hand + p), less log(unknown cards of p's company in hand + p)
+      if p was not known to be in hand: the hand before held one more unknown card of that
+      company than the sampled one, which the uniform deal makes that much less likely;
+    * with the put-down before (same round), plus the log of the mean, over the cards g of
+      hand + p not known to be there (a drawn card never is; a market take gains its own
+      company only), of P(earlier put-down q | hand + p - g + q), less log(unknown cards of
+      q's company in that hand) if q was not known to be in it.
+
+    A world whose hands lack a card known at a put-down weighs 0."""
+    from agents.search import _put_down_log_prob
+
+    rules, params, temperature = Rules(num_players=4), GreedyParams(), 0.5
+    sim, log, _ = _greedy_games_with_log(4, 40, seed=11, turns=34)
+    state = sim.state
+    live = np.flatnonzero(~state.done)
+    truth, view = state.take(live), log.take(live)
+    seat = truth.current.astype(np.intp)
+    public = public_state(truth, seat)
+    n = live.size
+    known = view.state.known.reshape(7, 6, 7, n)[np.arange(7), :, np.arange(7)]  # [seat, C, game] at its put-down
+    cases = view.valid(public) & (np.arange(7)[:, None] != seat[None, :])
+    draw_known = cases & view.earlier_valid() & (view.take_action == Action.DRAW) & (known.sum(axis=1) > 0)
+    pairs = np.concatenate([np.argwhere(draw_known)[:3], np.argwhere(cases & ~draw_known)[::7][:5]])
+    assert len(pairs) == 8 and view.earlier_valid()[pairs[:, 0], pairs[:, 1]].sum() >= 5
+    rng = np.random.default_rng(0)
+    checked = 0
+
+    def put_down(states, s, hand, action):
+        """Log-probability of the put-down, less log(unknown cards of its company) if hidden."""
+        company = (action - Action.KEEP) % 6
+        held = states.known[s, company, 0]
+        return (_put_down_log_prob(states.copy(), s, hand, np.array([action]), params, temperature, rules)[0]
+                - (np.log(hand[company, 0] - held) if held == 0 else 0.0))
+
+    for s, g in pairs:
+        worlds = determinize(public.take([g]), seat[[g]], 30, rng)
+        worlds.put([0], truth.take([g]))  # the true hands among the hypotheses
+        m = worlds.batch_size
+        only = np.zeros((7, 1), bool)
+        only[s] = True
+        got = put_down_log_likelihood(worlds, view.take([g]), np.zeros(m, np.intp), only, params, temperature,
+                                      rules)
+        row = s * n + g
+        latest, earlier = view.state.take([row]), view.earlier_state.take([row])
+        put, put_before, take = view.action[s, g], view.earlier_action[s, g], view.take_action[s, g]
+        for r in range(m):
+            hand = worlds.hand[s][:, [r]].astype(np.int64)
+            hand[(put - Action.KEEP) % 6] += 1
+            want = put_down(latest, s, hand, put)
+            if view.earlier_valid()[s, g]:
+                free = np.maximum(hand[:, 0] - latest.known[s, :, 0], 0)
+                if take != Action.DRAW:
+                    free = np.eye(6, dtype=np.int64)[take - Action.TAKE] * (hand[take - Action.TAKE, 0] > 0)
+                terms = [-np.inf]
+                for c in np.flatnonzero(free):
+                    before = hand.copy()
+                    before[c] -= 1
+                    before[(put_before - Action.KEEP) % 6] += 1
+                    terms.append(np.log(free[c] / free.sum()) + put_down(earlier, s, before, put_before))
+                want += np.logaddexp.reduce(terms)
+            if np.isfinite(want) or np.isfinite(got[r]):
+                assert np.isclose(got[r], want), (s, g, r, got[r], want)
+                checked += 1
+        assert np.isfinite(got[0])  # the true hands are possible
+    assert checked >= 100
+
+
 def test_resample_draws_each_games_count_by_weight():
     rng = np.random.default_rng(0)
     game = np.repeat([0, 1, 2], [4, 3, 2])
@@ -564,6 +636,125 @@ def test_world_pool_takes_games_and_samples_by_weight():
     in_deck = (np.arange(DECK_SIZE)[:, None] < NUM_REMOVED) | (np.arange(DECK_SIZE)[:, None] >= sampled.pile_pos)
     for g in range(5):
         assert sorted(sampled.deck[in_deck[:, g], g]) == sorted(expected.deck[in_deck[:, g], g])
+
+
+# ----------------------------------------------------------------------------- honesty
+
+
+def _scramble_hidden(state, viewer, rng):
+    """A copy of ``state`` whose cards ``viewer`` (int[B]; -1: nobody's hand is seen) cannot
+    see are dealt anew: the unknown cards of the other hands (``hand - known``), the pile
+    still to draw and the removed cards are shuffled among those places (each keeps its
+    size), and the deck's already dealt positions are shuffled among themselves. Everything
+    ``viewer`` may know stays. (A public state, whose hands are their known cards and whose
+    deck is blank, comes back unchanged.)"""
+    out = state.copy()
+    for g in range(state.batch_size):
+        pos = int(state.pile_pos[g])
+        others = [s for s in range(int(state.num_players[g])) if s != viewer[g]]
+        unknown = [(out.hand[s, :, g] - out.known[s, :, g]).astype(np.intp) for s in others]
+        deck = out.deck[:, g]  # (a view)
+        places = np.flatnonzero(((np.arange(DECK_SIZE) < NUM_REMOVED) | (np.arange(DECK_SIZE) >= pos)) & (deck >= 0))
+        pool = rng.permutation(np.concatenate([np.repeat(np.arange(6), u) for u in unknown] + [deck[places]]))
+        start = 0
+        for s, u in zip(others, unknown):
+            out.hand[s, :, g] = out.known[s, :, g] + np.bincount(pool[start:start + u.sum()], minlength=6)
+            start += u.sum()
+        deck[places] = pool[start:]
+        dealt = np.arange(NUM_REMOVED, pos)
+        deck[dealt] = rng.permutation(deck[dealt])
+    return out
+
+
+def _scramble_log(log, rng):
+    """A copy of a PutDownLog with whatever hidden cards its states hold dealt anew (as
+    seen by nobody); an honest log, which holds none, comes back equal."""
+    twin = log.take(np.arange(log.batch_size))
+    rows = np.full(twin.state.batch_size, -1)
+    twin.state = _scramble_hidden(twin.state, rows, rng)
+    twin.earlier_state = _scramble_hidden(twin.earlier_state, rows, rng)
+    return twin
+
+
+@pytest.mark.parametrize("players", [3, 5])
+def test_search_decides_only_from_what_its_seat_may_know(players):
+    """Two tables that differ only in cards the player to act cannot see (the other hands'
+    unknown cards, the pile's order and make-up, the removed cards) give the search bot the
+    same inputs through the driver, and so, with the same seed, the same sampled worlds,
+    the same rollout values and the same decisions, at take and put-down decisions, with
+    the table's put-downs read."""
+    sim, log, _ = _greedy_games_with_log(players, 16, seed=20 + players, turns=6 * players)
+    rng = np.random.default_rng(players)
+    rules = Rules(num_players=players)
+    for phase in (0, 1):
+        state = sim.state
+        live = ~state.done
+        assert live.sum() >= 12 and (state.phase[live] == phase).all() and log.earlier_valid()[:, live].any()
+        viewer = state.current.astype(np.intp)
+        twin = _scramble_hidden(state, viewer, rng)
+        unknown = state.hand - state.known
+        assert (twin.hand != state.hand).any() and (twin.deck[NUM_REMOVED:] != state.deck[NUM_REMOVED:]).any()
+        assert (twin.deck[:NUM_REMOVED] != state.deck[:NUM_REMOVED]).any() and unknown.sum() > 0
+        assert np.array_equal(observe(twin), observe(state))
+        results = []
+        for table, table_log in ((state, log), (twin, _scramble_log(log, rng))):
+            agent = make_agent("search", seed=0, determinizations=4, halving_rounds=1)
+            values = []
+            evaluate = agent._evaluate
+
+            def recorded(*args, evaluate=evaluate, values=values):
+                values.append(evaluate(*args))
+                return values[-1]
+
+            agent._evaluate = recorded
+            actions = act_for_seats(Simulator.from_state(table.copy(), rules), [agent] * players, log=table_log,
+                                    record=False)
+            results.append((actions, values))
+        (actions, values), (twin_actions, twin_values) = results
+        assert len(values) >= 2 and len(values) == len(twin_values)
+        for mine, theirs in zip(values, twin_values):
+            assert np.array_equal(mine, theirs)
+        assert np.array_equal(actions, twin_actions)
+        sim.step(act_for_seats(sim, [make_agent("greedy")] * players, log=log))
+
+
+@pytest.mark.parametrize("players", [3, 6])
+def test_determinize_spreads_the_unseen_cards_in_proportion_mid_game(players):
+    """Mid-game, with cards known in other hands: every world keeps the known cards, the
+    hand sizes and all 45 cards; over many worlds each hidden place (another player's
+    unknown hand slots, the pile, the removed cards) holds each company in proportion to
+    the cards of it the player cannot see."""
+    sim = _mid_game(players, 30, seed=40 + players)
+    state = sim.state.take(np.flatnonzero(~sim.done))
+    seat = state.current.astype(np.intp)
+    others = (np.arange(7)[:, None] != seat[None, :]) & (np.arange(7)[:, None] < state.num_players[None, :])
+    known_elsewhere = (state.known.sum(axis=1) * others).sum(axis=0)
+    games = np.argsort(-known_elsewhere, kind="stable")[:3]  # the games with the most known cards in other hands
+    assert known_elsewhere[games].min() > 0
+    state, seat, others = state.take(games), seat[games], others[:, games]
+    k = 4000
+    worlds = determinize(public_state(state, seat), seat, k, np.random.default_rng(2))
+    rows = np.repeat(np.arange(3), k)
+    assert (worlds.hand >= state.known[..., rows]).all()
+    assert np.array_equal(worlds.hand.sum(axis=1), state.hand.sum(axis=1)[:, rows])
+    pos = np.arange(DECK_SIZE)[:, None]
+    pile = pos >= worlds.pile_pos[None, :]
+    removed = np.broadcast_to(pos < NUM_REMOVED, pile.shape)
+    for c, size in enumerate(COMPANY_SIZES):
+        total = (worlds.hand[:, c].sum(axis=0) + worlds.portfolio[:, c].sum(axis=0) + worlds.market_count[c]
+                 + ((worlds.deck == c) & (pile | removed)).sum(axis=0))
+        assert (total == size).all()
+    unseen = state.unseen(seat).astype(float)  # [C, 3]
+    share = unseen / unseen.sum(axis=0)
+    for g in range(3):
+        mine = rows == g
+        for s in np.flatnonzero(others[:, g]):
+            slots = HAND_SIZE - state.known[s, :, g].sum()
+            mean = (worlds.hand[s][:, mine] - state.known[s, :, g][:, None]).mean(axis=1)
+            assert np.allclose(mean, slots * share[:, g], atol=0.05), (g, s)
+        for place in (pile, removed):
+            counts = np.stack([((worlds.deck == c) & place)[:, mine].sum(axis=0) for c in range(6)])
+            assert np.allclose(counts.mean(axis=1), place[:, mine].sum(axis=0)[0] * share[:, g], atol=0.1)
 
 
 @pytest.mark.parametrize("bad", ["abc", float("nan"), float("inf"), -float("inf"), True, None])
