@@ -1,5 +1,6 @@
 """The PettingZoo AEC environment (startups_env.aec): PettingZoo's own api/seed tests at
-every table size, golden games replayed through env(), the observation of any agent
+every table size, golden games replayed through env(), random games state for state beside
+the batch simulator (rewards, endings, dead steps), the observation of any agent
 checked against a plain per-game reading of the state, masks, illegal input, the deck
 option, truncation, the round game, rendering, and the environment card."""
 
@@ -12,7 +13,7 @@ import pytest
 from helpers import assert_states_equal, load_golden, market_cards
 from pettingzoo.test import api_test, seed_test
 
-from startups_env import Rules, aec, observe
+from startups_env import Rules, Simulator, aec, observe
 from startups_env.aec import env, raw_env
 from startups_env.observe import OBS_DIM, views
 from startups_env.rules import COMPANY_SIZES, DECK_SIZE, NUM_ACTIONS, SORTED_DECK
@@ -139,6 +140,61 @@ def test_golden_game_final_step_infos_and_rewards():
         e.step(None)
     assert seen == {f"player_{i}": pytest.approx(1.0 if i == winner else -1.0 / 3) for i in range(4)}
     assert e.agents == []
+
+
+@pytest.mark.parametrize("players,kwargs", [
+    (2, {}), (7, {}), (3, {"rounds": 4}), (5, {"turn_cap": 15, "reward": "rank"}),
+    (4, {"rounds": 4, "turn_cap": 12, "reward": "score"}),
+])
+def test_env_matches_the_batch_simulator_state_for_state(players, kwargs):
+    """One game through env() beside the same deck(s) in a batch Simulator of 3 copies
+    (its batch paths of step and observe), with the same random actions: before every
+    decision the states, every agent's observation, the mask and the agent to act agree,
+    and no reward or info is given; on the step the game ends rewards, terminations,
+    truncations and infos equal the simulator's result; then each agent gets its reward
+    and info in last() on its own dead step, and leaves."""
+    rules = Rules(num_players=players, **kwargs)
+    rng = np.random.default_rng(players)
+    decks = np.stack([rng.permutation(SORTED_DECK) for _ in range(rules.rounds)])  # [rounds, 45]
+    e = env(rules=rules)
+    e.reset(options={"deck": decks if rules.rounds > 1 else decks[0]})
+    sim = Simulator(rules, 3, decks=np.stack([decks] * 3))
+    u, end, end_infos, dead, decisions = e.unwrapped, None, {}, {}, 0
+    for agent in e.agent_iter():
+        obs, reward, termination, truncation, info = e.last()
+        assert_states_equal(u.sim.state, sim.state.take([1]), f"after {decisions} decisions")
+        for i, other in enumerate(e.possible_agents):
+            np.testing.assert_array_equal(e.observe(other)["observation"],
+                                          observe.observe(sim.state, np.full(3, i))[1], err_msg=other)
+        if termination or truncation:
+            dead[agent] = (reward, info)
+            e.step(None)
+            continue
+        assert end is None and reward == 0 and info == {}
+        assert not any(e.rewards.values()) and not any(e._cumulative_rewards.values())
+        assert agent == f"player_{sim.state.current[1]}"
+        mask = sim.legal_mask()[1]
+        np.testing.assert_array_equal(obs["action_mask"], mask.astype(np.int8))
+        action = int(rng.choice(np.flatnonzero(mask)))
+        e.step(action)
+        result = sim.step(np.full(3, action))
+        decisions += 1
+        assert all(e.terminations[a] == bool(result.terminated[1]) for a in e.possible_agents)
+        assert all(e.truncations[a] == bool(result.truncated[1]) for a in e.possible_agents)
+        if result.terminated[1] or result.truncated[1]:
+            end = result
+            for i, a in enumerate(e.possible_agents):
+                assert e.rewards[a] == e._cumulative_rewards[a] == result.rewards[1, i]
+                want = {"score": result.scores[1, i], "threes": sim.state.threes[i, 1], "rank": result.ranks[1, i],
+                        "truncated": bool(result.truncated[1])}
+                if rules.rounds > 1:
+                    want["round_points"] = sim.state.round_points[i, 1]
+                assert e.infos[a] == want
+                end_infos[a] = want
+    assert end is not None and e.agents == [] and sorted(dead) == sorted(e.possible_agents)
+    assert bool(end.truncated[1]) == ("turn_cap" in kwargs)
+    for i, a in enumerate(e.possible_agents):
+        assert dead[a] == (end.rewards[1, i], end_infos[a])
 
 
 # ----------------------------------------------------------------- observations and masks

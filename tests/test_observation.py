@@ -1,5 +1,6 @@
 """Observations: shape, dtype and bounds at every table size; every piece recomputed
-independently from the state (seats relative to the observer); no leak of hidden cards;
+independently from the state (seats relative to the observer); the one-game path equal to
+the batch path; no leak of hidden cards, and public changes shown (both paths);
 ``public_state``; the declared layout (``PIECES``, ``SLICES``, ``views``, ``layout_table``)."""
 
 import numpy as np
@@ -123,6 +124,35 @@ def test_bad_seats_are_rejected():
         observe(state, np.full(4, -1))
 
 
+def _split(state: State) -> list[State]:
+    """The games of ``state`` as batches of one."""
+    return [state.take([g]) for g in range(state.batch_size)]
+
+
+def _one_by_one(games: list[State], seat: np.ndarray) -> np.ndarray:
+    """observe() of each batch of one (``_split``): the one-game path the PettingZoo env uses."""
+    return np.concatenate([observe(game, seat[g:g + 1]) for g, game in enumerate(games)])
+
+
+@pytest.mark.parametrize("rounds", [1, 4])
+def test_one_game_path_matches_the_batch_path(rounds):
+    """observe() encodes a batch of one game with its own code (``_observe_one``); it must
+    give the batch path's vectors bit for bit, for every observer, table size and round,
+    and for turn counts past the int8 range that path assembles its bytes in."""
+    states = _states((2, 3, 4, 5, 6, 7), rounds=rounds, b=12, seed=20 + rounds, every=6)
+    for state in states:
+        games = _split(state)
+        for shift in range(P):
+            seat = _seats(state, shift)
+            np.testing.assert_array_equal(_one_by_one(games, seat), observe(state, seat))
+    state = states[len(states) // 2].copy()
+    for turn in (127, 128, 255, 256, 29999, 30000):
+        state.turn[:] = turn
+        one = _one_by_one(_split(state), state.current)
+        np.testing.assert_array_equal(one, observe(state))
+        assert (views(one)["turn"] == turn).all()
+
+
 # ----------------------------------------------------------------- no leak
 def redeal_hidden(state: State, observer: np.ndarray, rng: np.random.Generator) -> State:
     """A copy of ``state`` in which every card ``observer`` cannot see is dealt anew: the
@@ -151,11 +181,14 @@ def test_no_leak_of_hidden_cards(rounds):
     rng = np.random.default_rng(rounds)
     changed = 0
     for state in _states((2, 3, 4, 5, 6, 7), rounds=rounds, b=12, seed=10 + rounds, every=9):
+        games = _split(state)
         for shift in range(P):
             seat = _seats(state, shift)
             other = redeal_hidden(state, seat, rng)
             changed += not states_equal(state, other)
             np.testing.assert_array_equal(observe(state, seat), observe(other, seat), err_msg="observation leaks")
+            np.testing.assert_array_equal(_one_by_one(games, seat), _one_by_one(_split(other), seat),
+                                          err_msg="the one-game path (the PettingZoo env's) leaks")
             assert_states_equal(public_state(state, seat), public_state(other, seat), "public_state leaks")
     assert changed > 50, "the re-deals must actually change hidden cards"
 
@@ -179,6 +212,85 @@ def test_visible_changes_do_change_the_observation():
     assert differs > 0
     a, b = observe(state, seat), observe(other, seat)
     assert (a != b).any(axis=1).sum() == differs
+
+
+# Public edits for the converse of the no-leak test: the pieces each must change, for
+# observers other than the seat it concerns and for that seat.
+_PUBLIC_EDITS = {
+    "portfolio": ({"portfolios", "unseen"}, {"portfolios", "unseen"}),
+    "market_coin": ({"coins", "market_coins", "take_coins"},) * 2,
+    "chip": ({"chips"},) * 2,
+    "known": ({"known_hands", "unseen"}, {"known_hands"}),
+    "round_points": ({"round_points"},) * 2,
+}
+
+
+def _edit_public(state: State, g: int, kind: str) -> int | None:
+    """Change one public fact of game g in place, keeping the card and coin totals (the
+    result need not be reachable by play). Returns the seat it concerns, or None where
+    game g offers nothing to edit."""
+    n, top = int(state.num_players[g]), int(state.pile_pos[g])
+    q = (int(state.current[g]) + 1) % n
+    if kind == "portfolio":  # one of q's portfolio cards swapped with a pile card of another company
+        held = [c for c in range(C) if state.portfolio[q, c, g]]
+        for pos in range(top, DECK_SIZE):
+            new = int(state.deck[pos, g])
+            old = next((c for c in held if c != new), None)
+            if old is not None:
+                state.portfolio[q, old, g] -= 1
+                state.portfolio[q, new, g] += 1
+                state.deck[pos, g] = old
+                return q
+        return None
+    if kind == "market_coin":  # one of q's coins laid on the richest card of a company
+        c = next((c for c in range(C) if state.market_count[c, g]), None)
+        if c is None or state.coins[q, g] == 0:
+            return None
+        state.market_stamp[c, state.market_head[c, g], g] -= 1
+        state.market_coins[c, g] += 1
+        state.coins[q, g] -= 1
+        return q
+    if kind == "chip":  # a chip moves on to the next seat (an unclaimed one to q)
+        c = g % C
+        holder = int(state.chip[c, g])
+        state.chip[c, g] = q if holder < 0 else (holder + 1) % n
+        return q
+    if kind == "known":  # one more of q's hand cards becomes publicly known
+        c = next((c for c in range(C) if state.hand[q, c, g] > state.known[q, c, g]), None)
+        if c is None:
+            return None
+        state.known[q, c, g] += 1
+        return q
+    state.round_points[q, g] += 1
+    return q
+
+
+@pytest.mark.parametrize("rounds", [1, 4])
+def test_public_changes_do_change_the_observation(rounds):
+    """The converse of the no-leak test: changing one public fact (a portfolio card, a coin
+    laid on a market card, a chip, a publicly known hand card, round points) changes
+    exactly the pieces that show it, for every observer, on both encoding paths."""
+    names = np.array([p.name for p in PIECES])
+    starts = [SLICES[name].start for name in names]
+    edited = dict.fromkeys(_PUBLIC_EDITS, 0)
+    for state in _states((2, 3, 4, 5, 6, 7), rounds=rounds, b=12, seed=30 + rounds, every=29):
+        for kind, (for_others, for_edited) in _PUBLIC_EDITS.items():
+            other = state.copy()
+            concerned = np.array([_edit_public(other, g, kind) for g in range(state.batch_size)], object)
+            edited[kind] += sum(q is not None for q in concerned)
+            pairs = {observe: (state, other), _one_by_one: (_split(state), _split(other))}
+            for shift in range(P):
+                seat = _seats(state, shift)
+                want = np.array([[name in (set() if q is None else for_edited if seat[g] == q else for_others)
+                                  for name in names] for g, q in enumerate(concerned)])
+                for path, (before, after) in pairs.items():
+                    changed = np.logical_or.reduceat(path(before, seat) != path(after, seat), starts, axis=1)
+                    wrong = np.flatnonzero((changed != want).any(axis=1))
+                    g = wrong[0] if wrong.size else None
+                    assert g is None, (f"{kind} edit of seat {concerned[g]}, game {g}, observer {seat[g]}, "
+                                       f"{path.__name__}: changed {names[changed[g]].tolist()}, "
+                                       f"expected {names[want[g]].tolist()}")
+    assert min(edited.values()) > 15, edited
 
 
 def test_public_state_hides_exactly_the_hidden_cards():
