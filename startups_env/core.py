@@ -1003,9 +1003,10 @@ def company_payouts(holdings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def public_state(state: State, seat) -> State:
     """A copy of ``state`` holding only what ``seat`` (int[B]) may know: other seats' hands
-    are replaced by the cards publicly known to be in them (``known``), and the deck (pile
-    and removed cards) is blanked to -1, except the cards already dealt out of it in order
-    (their positions say nothing; only ``pile_pos`` matters). Search bots sample the rest.
+    are replaced by the cards publicly known to be in them (``known``), and the whole deck
+    is blanked to -1: the pile and the removed cards are hidden, and the cards already
+    dealt from it are where play put them (hands, portfolios, market), while their order in
+    the deck would tell who was dealt what. Search bots sample the rest.
     A seat of -1 keeps no hand: every hand is reduced to its known cards.
     """
     if not isinstance(state, State):
