@@ -541,7 +541,9 @@ def put_down_log_likelihood(worlds: State, log: PutDownLog, game: np.ndarray, se
         # market), each as likely (they are exchangeable); a hand of 4 holds at least one,
         # as at most 3 were known before the draw.
         free = np.maximum(hand - log.state.known[seat].take(logged, axis=-1), 0)
-        gained = np.where(taken[None, :] == Action.DRAW, free / free.sum(axis=0),
+        # (A market take's hand may be all known: the floor keeps np.where's unused branch
+        # from dividing 0 by 0.)
+        gained = np.where(taken[None, :] == Action.DRAW, free / np.maximum(free.sum(axis=0), 1),
                           np.arange(C)[:, None] == (taken - Action.TAKE)[None, :])  # [C, e]
         column, company = np.nonzero(gained.T > 0)  # variants, grouped by column
         before_hand = hand[:, column]
