@@ -49,10 +49,10 @@ one core of the shared 2-core machine, with a second run on the other):
   and the uniform deal of the sampled hands was not accounted for) the same games gave
   39.6% and 41.2% (40.2% of 4,000 on seeds 1-4). At 6 players (``--players 6 --agents
   search,greedy,greedy,greedy,greedy,greedy --games 600``, seeds 1 and 2) it wins 24.8% of
-  1,200 (22.4-27.3%; fair 17%; 0.070-0.073 s per decision; 22.8% before). The figures
-  below, and the 3-player one, are from before that correction. At 3 players
-  (``--players 3 --agents search,greedy,greedy --games 999 --seed 1``) it won 55.3%
-  (52.2-58.3%; fair 33%, 0.090 s per decision, 0.4% of games at the cap).
+  1,200 (22.4-27.3%; fair 17%; 0.070-0.073 s per decision; 22.8% before); at 3 players
+  (``--players 3 --agents search,greedy,greedy --games 999 --seed 1``) 54.9% (51.8-57.9%;
+  fair 33%; 0.090 s per decision; 0.5% of games at the cap; 55.3% before). The figures
+  below are from before that correction.
 
 * Hand reading is where the search was losing: a search that *sees* the other hands
   (the pile still sampled) won 51.7% of 400 games of seed 1 where the honest one won
