@@ -532,19 +532,21 @@ def put_down_log_likelihood(worlds: State, log: PutDownLog, game: np.ndarray, se
         action = log.action.reshape(-1)[logged]
         hand = worlds.hand[seat].take(rows, axis=-1)  # [C, r]
         hand[(action - Action.KEEP) % C, np.arange(rows.size)] += 1
-        total[rows] += _put_down_log_prob(log.state.take(logged), seat, hand, action, params, temperature, rules)
-        total[rows] -= _hidden_put_down_log_count(log.state.known[seat].take(logged, axis=-1), hand, action)
+        latest = log.state.take(logged)
+        known = latest.known[seat]  # [C, r] at the latest put-down
+        total[rows] += _put_down_log_prob(latest, seat, hand, action, params, temperature, rules)
+        total[rows] -= _hidden_put_down_log_count(known, hand, action)
 
         earlier = np.flatnonzero(earlier_seats[seat, game[rows]])
         if earlier.size == 0:
             continue
-        hand, logged = hand[:, earlier], logged[earlier]
+        hand, known, logged = hand[:, earlier], known[:, earlier], logged[earlier]
         taken = log.take_action.reshape(-1)[logged]
         # Which card the take in between gained: one variant per possible company. A drawn
         # card is any of the hand's cards not known to be there (those came from the
         # market), each as likely (they are exchangeable); a hand of 4 holds at least one,
         # as at most 3 were known before the draw.
-        free = np.maximum(hand - log.state.known[seat].take(logged, axis=-1), 0)
+        free = np.maximum(hand - known, 0)
         # (A market take's hand may be all known: the floor keeps np.where's unused branch
         # from dividing 0 by 0.)
         gained = np.where(taken[None, :] == Action.DRAW, free / np.maximum(free.sum(axis=0), 1),
@@ -555,10 +557,10 @@ def put_down_log_likelihood(worlds: State, log: PutDownLog, game: np.ndarray, se
         before_hand[company, variant] -= 1
         earlier_action = log.earlier_action.reshape(-1)[logged[column]]
         before_hand[(earlier_action - Action.KEEP) % C, variant] += 1
-        earlier_known = log.earlier_state.known[seat].take(logged[column], axis=-1)
-        log_prob = (_put_down_log_prob(log.earlier_state.take(logged[column]), seat, before_hand, earlier_action,
-                                       params, temperature, rules) + np.log(gained[company, column])
-                    - _hidden_put_down_log_count(earlier_known, before_hand, earlier_action))
+        earlier_state = log.earlier_state.take(logged[column])
+        log_prob = (_put_down_log_prob(earlier_state, seat, before_hand, earlier_action, params, temperature, rules)
+                    + np.log(gained[company, column])
+                    - _hidden_put_down_log_count(earlier_state.known[seat], before_hand, earlier_action))
         # Sum the variants' probabilities per column.
         starts = np.flatnonzero(np.r_[True, column[1:] != column[:-1]])
         total[rows[earlier]] += np.logaddexp.reduceat(log_prob, starts)
