@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from startups_env.core import Simulator, check_seed, shuffled_decks
+from startups_env.core import Simulator, check_seed, is_int, shuffled_decks
 from startups_env.files import atomic_write
 from startups_env.rules import DECK_SIZE, DEFAULT_TURN_CAP, MAX_PLAYERS, MIN_PLAYERS, Rules, pile_start
 
@@ -289,16 +289,16 @@ def run_arena(agents, players: int, games: int, seed: int = 0, *, rules: Rules |
     Every argument is checked before the first game is played, so that a bad one costs
     nothing.
     """
-    if isinstance(players, bool) or not isinstance(players, (int, np.integer)) or not (
+    if not is_int(players) or not (
         MIN_PLAYERS <= players <= MAX_PLAYERS
     ):
         raise ValueError(f"players must be an int between {MIN_PLAYERS} and {MAX_PLAYERS}, got {players!r}")
     players = int(players)
-    if isinstance(games, bool) or not isinstance(games, (int, np.integer)) or games < 1:
+    if not is_int(games) or games < 1:
         raise ValueError(f"games must be a positive int, got {games!r}")
     seed = check_seed(seed, none_ok=False, sequence_ok=False)
     if batch_size is not None and (
-        isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1
+        not is_int(batch_size) or batch_size < 1
     ):
         raise ValueError(f"batch_size must be None or a positive int, got {batch_size!r}")
     if rules is None:

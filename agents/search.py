@@ -84,7 +84,7 @@ import dataclasses
 
 import numpy as np
 
-from startups_env.core import Simulator, State
+from startups_env.core import Simulator, State, is_int
 from startups_env.rules import (DECK_SIZE, HAND_SIZE, MAX_PLAYERS, NUM_ACTIONS, NUM_COMPANIES, NUM_REMOVED, Action,
                                 Rules, pile_start)
 
@@ -237,7 +237,7 @@ class SearchAgent(Agent):
                                    ("max_candidates", max_candidates, 0), ("horizon", horizon, 0),
                                    ("turn_puts", turn_puts, 0), ("halving_width", halving_width, 1),
                                    ("inference_oversample", inference_oversample, 1)):
-            if isinstance(number, bool) or not isinstance(number, (int, np.integer)) or number < low:
+            if not is_int(number) or number < low:
                 raise ValueError(f"{label} must be an int >= {low}, got {number!r}")
         if not 0.0 <= rollout_epsilon <= 1.0:
             raise ValueError(f"rollout_epsilon must be in [0, 1], got {rollout_epsilon!r}")

@@ -261,6 +261,12 @@ def shuffled_decks(rng: np.random.Generator, count: int) -> np.ndarray:
     return _SORTED_DECK[np.argsort(rng.random((count, DECK_SIZE)), axis=1)]
 
 
+def is_int(value) -> bool:
+    """Whether ``value`` is an int or a numpy integer, bools excluded: ``True == 1`` would
+    pass any range test meant for a count, a seat or a seed."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
 def check_seed(seed, *, none_ok: bool = True, sequence_ok: bool = True, generator_ok: bool = False):
     """``seed`` as given (an int as a Python int) if it is one of the accepted kinds, else a
     ValueError naming them: a non-negative int (bools refused: ``True`` is almost always a
@@ -270,7 +276,7 @@ def check_seed(seed, *, none_ok: bool = True, sequence_ok: bool = True, generato
     if ((none_ok and seed is None) or (sequence_ok and isinstance(seed, np.random.SeedSequence))
             or (generator_ok and isinstance(seed, np.random.Generator))):
         return seed
-    if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)) and seed >= 0:
+    if is_int(seed) and seed >= 0:
         return int(seed)
     kinds = [kind for kind, ok in (("None", none_ok), ("a non-negative int", True),
                                    ("a numpy.random.SeedSequence", sequence_ok),
@@ -330,7 +336,7 @@ class Simulator:
             rules = Rules()
         if not isinstance(rules, Rules):
             raise ValueError(f"rules must be a startups_env.Rules, got {type(rules).__name__}")
-        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        if not is_int(batch_size) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
         seed = check_seed(seed, generator_ok=True)
         self.rules = rules

@@ -26,7 +26,7 @@ import functools
 
 import numpy as np
 
-from .core import SLOTS, State, company_payouts
+from .core import SLOTS, State, company_payouts, is_int
 from .rules import COMPANY_NAMES, COMPANY_SIZES, DECK_SIZE, NUM_COMPANIES, PHASE_NAMES
 
 C = NUM_COMPANIES
@@ -54,12 +54,12 @@ def _as_state(state) -> State:
 
 def _check(state, game, viewer) -> tuple[State, int, int | None]:
     s = _as_state(state)
-    if isinstance(game, bool) or not isinstance(game, (int, np.integer)) or not 0 <= game < s.batch_size:
+    if not is_int(game) or not 0 <= game < s.batch_size:
         raise ValueError(f"game must be an int in [0, {s.batch_size}), got {game!r}")
     game = int(game)
     n = int(s.num_players[game])
     if viewer is not None:
-        if isinstance(viewer, bool) or not isinstance(viewer, (int, np.integer)) or not 0 <= viewer < n:
+        if not is_int(viewer) or not 0 <= viewer < n:
             raise ValueError(f"viewer must be None or a seat in [0, {n}), got {viewer!r}")
         viewer = int(viewer)
     return s, game, viewer

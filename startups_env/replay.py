@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .core import Simulator, State, check_seed, public_state, shuffled_decks
+from .core import Simulator, State, check_seed, is_int, public_state, shuffled_decks
 from .files import atomic_write
 from .observe import observe
 from .rules import (
@@ -62,7 +62,7 @@ def _int_list(values, what: str) -> list[int]:
         raise ValueError(f"{what} must be a list of integers, got {type(values).__name__}")
     out = []
     for i, v in enumerate(values):
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+        if not is_int(v):
             raise ValueError(f"{what}[{i}] must be an integer, got {v!r}")
         out.append(int(v))
     return out
@@ -283,7 +283,7 @@ class Recorder:
     def step(self, action: int):
         if self.done:
             raise ValueError("the game is over")
-        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        if not is_int(action):
             raise ValueError(f"action must be an int, got {action!r}")
         result = self.sim.step(np.array([int(action)]))
         self._log.actions.append(int(action))
@@ -317,7 +317,7 @@ def _one_action(value, who: str) -> int:
     integer array of one element (an agent's ``act`` returns int[1]). Anything else is
     refused rather than converted: ``int()`` would truncate a float, and taking element 0
     would hide a policy that decides for a batch of several games."""
-    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+    if is_int(value):
         return int(value)
     arr = np.asarray(value)
     if arr.dtype.kind not in "iu" or arr.ndim > 1 or arr.size != 1:
@@ -357,8 +357,7 @@ def record_game(
     rules = Rules() if rules is None else rules
     if not isinstance(rules, Rules):
         raise ValueError(f"rules must be a startups_env.Rules, got {type(rules).__name__}")
-    if max_decisions is not None and (isinstance(max_decisions, (bool, np.bool_))
-                                      or not isinstance(max_decisions, (int, np.integer)) or max_decisions < 0):
+    if max_decisions is not None and (not is_int(max_decisions) or max_decisions < 0):
         raise ValueError(f"max_decisions must be None or a non-negative int, got {max_decisions!r}")
     rng = np.random.default_rng(check_seed(seed, generator_ok=True))
     if policy is None:
@@ -456,8 +455,7 @@ def describe_action(state: State, action: int, viewer: int | None = None, *, sea
 
 
 def _check_viewer(log: GameLog, viewer) -> None:
-    is_int = isinstance(viewer, (int, np.integer)) and not isinstance(viewer, (bool, np.bool_))
-    if viewer is not None and not (is_int and 0 <= viewer < log.num_players):
+    if viewer is not None and not (is_int(viewer) and 0 <= viewer < log.num_players):
         raise ValueError(f"viewer must be None or a seat in [0, {log.num_players}), got {viewer!r}")
 
 
@@ -511,7 +509,7 @@ def write_gif(log: GameLog, path, *, viewer: int | None = None, frame_ms: int = 
 
     # Checked before the frames are drawn: Pillow would fail on them only when saving.
     for name, ms in (("frame_ms", frame_ms), ("end_ms", end_ms)):
-        if isinstance(ms, (bool, np.bool_)) or not isinstance(ms, (int, np.integer)) or not 1 <= ms <= 655350:
+        if not is_int(ms) or not 1 <= ms <= 655350:
             raise ValueError(f"{name} must be an int number of milliseconds in [1, 655350] "
                              f"(a GIF frame lasts at most 655.35 s), got {ms!r}")
 

@@ -60,7 +60,7 @@ from typing import Any
 
 import numpy as np
 
-from .core import Simulator, State, check_seed, public_state
+from .core import Simulator, State, check_seed, is_int, public_state
 from .observe import OBS_DIM, OBS_HIGH, OBS_LOW, observe
 from .rules import DECK_SIZE, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, NUM_COMPANIES, NUM_REMOVED, Rules
 
@@ -111,9 +111,7 @@ def parse_players(spec) -> tuple[int, ...]:
                 sizes = [int(x) for x in text.split(",")]
         except ValueError:
             raise ValueError(f"players must look like '4', '3-7' or '3,4,6', got {spec!r}") from None
-    elif isinstance(spec, Sequence) and len(spec) > 0 and all(
-        isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in spec
-    ):
+    elif isinstance(spec, Sequence) and len(spec) > 0 and all(is_int(x) for x in spec):
         sizes = [int(x) for x in spec]
     else:
         raise ValueError(f"players must be an int, a range like '3-7' or a list of ints, got {spec!r}")
@@ -182,7 +180,7 @@ class SeatBatch:
 
     def __init__(self, num_envs: int, opponents=None, *, rules: Rules | None = None, players=None,
                  opponent_weights=None, seed=None):
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+        if not is_int(num_envs) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
         self.num_envs = int(num_envs)
         self.rules = Rules() if rules is None else rules
