@@ -298,6 +298,77 @@ def test_search_opponent_model_decides_how_rollouts_play_the_other_seats(horizon
     assert np.unique(values["random"]).size > 5
 
 
+class _FirstLegal(Agent):
+    """Plays the lowest legal action and keeps every observation it was shown."""
+
+    name = "first-legal"
+
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def act(self, obs, mask, public=None):
+        self.seen.extend(np.array(obs))
+        return np.asarray(mask).argmax(axis=1)
+
+
+def test_search_rollout_policy_plays_the_searching_seat_in_the_rollouts():
+    """A rollout with rollout_policy=P is the game in which the mover plays P from its own
+    observations and every other seat plays greedy: a plain loop over the simulator gives
+    the same value and shows P the same observations."""
+    sim = _mid_game(4, 1, seed=8)
+    seat = sim.state.current.astype(np.intp)
+    world = determinize(public_state(sim.state, seat), seat, 1, np.random.default_rng(0))
+    plan = int(sim.legal_mask()[0].argmax())
+    policy = _FirstLegal()
+    agent = SearchAgent(seed=1, horizon=0, rollout_policy=policy)
+    value = agent._rollout(world.copy(), np.array([plan]), seat)
+
+    rules = Rules(num_players=4)
+    play = Simulator.from_state(world.copy(), rules)
+    play.step([plan])
+    greedy, shown = make_agent("greedy"), []
+    while not play.done[0]:
+        mask = play.legal_mask()
+        if play.state.current[0] == seat[0] and mask.sum() > 1:
+            shown.append(observe(play.state)[0])
+            action = mask.argmax(axis=1)
+        else:
+            action = greedy.act(observe(play.state), mask)
+        play.step(action)
+    assert len(shown) > 3
+    assert np.array_equal(np.array(policy.seen), np.array(shown))
+    assert value == pytest.approx(agent._value(play.state, seat)[0])
+    plain = SearchAgent(seed=1, horizon=0)._rollout(world.copy(), np.array([plan]), seat)
+    assert plain != pytest.approx(value)  # the own policy changed the game
+
+
+def test_search_rollout_policy_is_checked_and_reseeded_with_the_search():
+    with pytest.raises(ValueError, match="needs the public state"):
+        SearchAgent(rollout_policy="search")
+    with pytest.raises(ValueError, match="unknown agent"):
+        SearchAgent(rollout_policy="gredy")
+    with pytest.raises(ValueError, match="rollout_policy must be"):
+        SearchAgent(rollout_policy=3)
+    assert SearchAgent(rollout_policy=" greedy").rollout_policy is None
+    own = make_agent("random")
+    agent = SearchAgent(seed=4, rollout_policy=own)
+    assert own.rng is agent.rng
+    agent.seed(5)
+    assert own.rng is agent.rng
+
+
+def test_search_with_the_ppo_rollout_policy_plays_legally():
+    pytest.importorskip("torch")
+    seats = [make_agent("search", seed=0, determinizations=2, rollout_policy="ppo"), make_agent("greedy"),
+             make_agent("random", seed=1)]
+    assert seats[0].rollout_policy.name == "ppo"
+    sim = Simulator(Rules(num_players=3), 4, seed=6)
+    while not sim.done.all():
+        sim.step(act_for_seats(sim, seats))
+    assert not sim.state.truncated.any()
+
+
 def test_search_with_the_random_opponent_model_reads_no_hands_and_plays_legally():
     assert not SearchAgent(opponent_model="random").infer_hands
     assert SearchAgent(opponent_model="greedy").infer_hands
