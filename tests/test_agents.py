@@ -53,13 +53,20 @@ def test_every_agent_plays_only_legal_moves(players):
     assert not sim.state.truncated.any()
 
 
+def _play_to_the_end(seats: list[Agent], games: int, seed: int, rules: Rules | None = None) -> Simulator:
+    """``games`` games of ``rules`` (default: the standard game at len(seats) players), seat s
+    played by ``seats[s]`` until every game is over (act_for_seats checks each move)."""
+    sim = Simulator(rules if rules is not None else Rules(num_players=len(seats)), games, seed=seed)
+    while not sim.done.all():
+        sim.step(act_for_seats(sim, seats))
+    return sim
+
+
 def test_search_plays_the_round_game_legally():
     # A short turn cap keeps the four rounds brief (and truncates them, which rollouts see too).
     rules = Rules(num_players=3, rounds=4, turn_cap=12)
     seats = [make_agent("search", seed=0, rules=rules, **SMALL_SEARCH), make_agent("greedy"), make_agent("random", seed=1)]
-    sim = Simulator(rules, 6, seed=2)
-    while not sim.done.all():
-        sim.step(act_for_seats(sim, seats))
+    sim = _play_to_the_end(seats, 6, seed=2, rules=rules)
     assert (sim.state.round == 4).all()
 
 
@@ -273,10 +280,7 @@ def test_search_plans_whole_turns_after_market_takes(turn_puts):
 def test_search_with_whole_turns_plays_legally_to_the_end():
     seats = [make_agent("search", seed=0, determinizations=2, turn_puts=2, halving_width=3), make_agent("greedy"),
              make_agent("random", seed=1)]
-    sim = Simulator(Rules(num_players=3), 8, seed=5)
-    while not sim.done.all():
-        sim.step(act_for_seats(sim, seats))
-    assert not sim.state.truncated.any()
+    assert not _play_to_the_end(seats, 8, seed=5).state.truncated.any()
 
 
 @pytest.mark.parametrize("horizon", [0, 12])
@@ -363,10 +367,7 @@ def test_search_with_the_ppo_rollout_policy_plays_legally():
     seats = [make_agent("search", seed=0, determinizations=2, rollout_policy="ppo"), make_agent("greedy"),
              make_agent("random", seed=1)]
     assert seats[0].rollout_policy.name == "ppo"
-    sim = Simulator(Rules(num_players=3), 4, seed=6)
-    while not sim.done.all():
-        sim.step(act_for_seats(sim, seats))
-    assert not sim.state.truncated.any()
+    assert not _play_to_the_end(seats, 4, seed=6).state.truncated.any()
 
 
 def test_search_with_the_random_opponent_model_reads_no_hands_and_plays_legally():
@@ -374,10 +375,7 @@ def test_search_with_the_random_opponent_model_reads_no_hands_and_plays_legally(
     assert SearchAgent(opponent_model="greedy").infer_hands
     seats = [make_agent("search", seed=0, determinizations=2, opponent_model="random"), make_agent("random", seed=1),
              make_agent("random", seed=2)]
-    sim = Simulator(Rules(num_players=3), 6, seed=4)
-    while not sim.done.all():
-        sim.step(act_for_seats(sim, seats))
-    assert not sim.state.truncated.any()
+    assert not _play_to_the_end(seats, 6, seed=4).state.truncated.any()
 
 
 # ----------------------------------------------------------------------------- heuristics
