@@ -507,9 +507,9 @@ class SearchAgent(Agent):
 def _rollout_policy(policy, rng: np.random.Generator) -> Agent | None:
     """The agent for ``SearchAgent(rollout_policy=...)``; None for ``"greedy"`` (the
     rollouts' default policy for every seat)."""
-    if isinstance(policy, str) and policy.strip() == "greedy":
-        return None
     if isinstance(policy, str):
+        if policy.strip() == "greedy":
+            return None
         from .base import make_agent  # (agents.base builds this module's agent by name)
 
         policy = make_agent(policy)
