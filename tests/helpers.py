@@ -26,9 +26,8 @@ from startups_env.rules import (
 )
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-GOLDEN_PATH = os.path.join(_HERE, "..", "..", "shared", "golden", "startups_games.jsonl")
-if not os.path.exists(GOLDEN_PATH):
-    GOLDEN_PATH = "/work/shared/golden/startups_games.jsonl"
+#: The 300 reference games (deck, actions, final scores, ranking, tags), kept with the tests.
+GOLDEN_PATH = os.path.join(_HERE, "data", "reference_games.jsonl")
 
 
 def load_golden() -> list[dict]:

@@ -17,10 +17,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from reference import COMPANY_SIZES, NUM_COMPANIES, ReferenceGame  # noqa: E402
 
-GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared",
-                      "golden", "startups_games.jsonl")
-if not os.path.exists(GOLDEN):
-    GOLDEN = "/work/shared/golden/startups_games.jsonl"
+GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "reference_games.jsonl")
 
 
 def _load_golden():
