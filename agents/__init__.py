@@ -1,7 +1,7 @@
 """Bots for *Startups* behind one batch interface, and the arena that ranks them.
 
 ``make_agent(name)`` builds ``random``, ``greedy``, ``banker``, ``search`` or ``ppo``
-(``ppo:PATH`` for a checkpoint); ``python -m agents.arena`` plays seat-rotated duplicate
+(``ppo:PATH`` for a checkpoint); ``python -m startups_env.agents.arena`` plays seat-rotated duplicate
 tournaments between them.
 """
 

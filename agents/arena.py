@@ -1,6 +1,6 @@
 """Seat-rotated duplicate tournaments between agents, with win rates, CIs and ratings.
 
-    python -m agents.arena --players 4 --agents greedy,random,random,random \\
+    python -m startups_env.agents.arena --players 4 --agents greedy,random,random,random \\
         --games 2000 --seed 1 --json out.json [--csv out.csv] [--plot out.png]
 
 Each *deal* (a shuffled deck) is played N times, once per rotation of the seats, so every
@@ -15,7 +15,7 @@ games truncated by the turn cap. Note that the games of one deal are correlated 
 design, so the Wilson interval (which assumes independent games) is conservative for
 comparisons between entries and approximate for a single entry.
 
-Agent specs: a name known to :func:`agents.make_agent` (``random``, ``greedy``,
+Agent specs: a name known to :func:`startups_env.agents.make_agent` (``random``, ``greedy``,
 ``banker``, ``search``, ``ppo``, ``ppo:PATH``), optionally with constructor arguments in
 brackets, e.g. ``search[determinizations=8;rollout_epsilon=0.1]``.
 """
@@ -401,7 +401,7 @@ def _ratings(ranks: np.ndarray, players: int) -> tuple[list[float], list[float]]
 # ----------------------------------------------------------------------------- command line
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m agents.arena", description=__doc__.split("\n\n")[0],
+    p = argparse.ArgumentParser(prog="python -m startups_env.agents.arena", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--players", type=int, default=4, help="table size, 2-7 (default 4)")
     p.add_argument("--agents", required=True,

@@ -98,7 +98,7 @@ class GreedyAgent(Agent):
       hidden lead into a public one is penalised, so rivals do not see the race they are
       losing until the end.
 
-    Measured (``python -m agents.ladder``): about 80% wins against three random bots at
+    Measured (``python -m startups_env.agents.ladder``): about 80% wins against three random bots at
     4 players (89% at 3, 54% at 6 players); no greedy table stalls (under 0.2% of games
     reach the turn cap).
     """
@@ -120,7 +120,7 @@ class GreedyAgent(Agent):
 
 
 # ----------------------------------------------------------------------------- evaluation
-# All arrays keep the game axis last (see agents.features).
+# All arrays keep the game axis last (see startups_env.agents.features).
 
 _OFFSETS = np.array([-1.0, 0.0, 1.0], np.float32)[:, None, None]  # holdings -1, +0, +1
 

@@ -1,12 +1,12 @@
 """The baseline ladder: every pairing of the bots at a few table sizes, in one table.
 
-    python -m agents.ladder --players 3,4,6 --games 2000 --search-games 400 --seed 1 [--json ladder.json]
-    python -m agents.ladder --hero ppo --opponents greedy,random --players 3,4,6 --games 2000 --seed 1
+    python -m startups_env.agents.ladder --players 3,4,6 --games 2000 --search-games 400 --seed 1 [--json ladder.json]
+    python -m startups_env.agents.ladder --hero ppo --opponents greedy,random --players 3,4,6 --games 2000 --seed 1
 
 With ``--hero``, the ladder is that agent against each of ``--opponents`` instead of the
 baseline pairings (how the shipped PPO policy is rated).
 
-Each pairing is one :func:`agents.arena.run_arena` tournament (seat-rotated duplicate
+Each pairing is one :func:`startups_env.agents.arena.run_arena` tournament (seat-rotated duplicate
 deals): a *hero* against N-1 copies of an opponent, plus self-play tables of each
 baseline (where stalling would show). Reported per pairing: the hero's win rate with its
 95% CI (the fair share is 1/N), mean rank, the share of games that hit the turn cap, and
@@ -80,7 +80,7 @@ def _format(row: dict) -> str:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m agents.ladder", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m startups_env.agents.ladder", description=__doc__.split("\n\n")[0])
     p.add_argument("--players", default="3,4,6", help="comma-separated table sizes")
     p.add_argument("--games", type=int, default=2000, help="games per pairing of rule-based bots")
     p.add_argument("--search-games", type=int, default=400, help="games per pairing with the search bot (0: skip)")

@@ -1,6 +1,6 @@
 """Play *Startups* against the bots in the terminal.
 
-    python -m agents.play --players 4 --opponents greedy,banker,random [--seat 0] [--seed 7]
+    python -m startups_env.agents.play --players 4 --opponents greedy,banker,random [--seat 0] [--seed 7]
 
 Each of your decisions shows the table as you see it (your hand only; others show hand
 sizes and the cards known to be in them) and the legal moves with their canonical ids.
@@ -121,7 +121,7 @@ class _ArgumentParser(argparse.ArgumentParser):
 
 
 def _parse_args(argv):
-    parser = _ArgumentParser(prog="python -m agents.play", description="Play Startups against bots.")
+    parser = _ArgumentParser(prog="python -m startups_env.agents.play", description="Play Startups against bots.")
     parser.add_argument("--players", type=int, default=4, help="table size, 2-7 (default 4)")
     parser.add_argument(
         "--opponents",

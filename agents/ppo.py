@@ -95,7 +95,7 @@ PRIOR_FLOOR = 5.0
 def greedy_prior(obs: torch.Tensor) -> torch.Tensor:
     """float[B, 19]: the ``greedy`` bot's score of every action relative to its best one,
     clipped to [-PRIOR_FLOOR, 0] (actions it never plays, e.g. of the other phase, sit at
-    the floor). Computed from the observation alone by :func:`agents.greedy.greedy_scores`,
+    the floor). Computed from the observation alone by :func:`startups_env.agents.greedy.greedy_scores`,
     so a checkpoint using it stays weights only."""
     scores = greedy_scores(parse_features(obs.detach().cpu().numpy()))  # [19, B], -inf where unplayable
     scores = np.where(np.isfinite(scores), scores, -1e9)
@@ -276,7 +276,7 @@ class PPOAgent(Agent):
                  name: str | None = None):
         super().__init__(seed)
         if not isinstance(model, ActorCritic):
-            raise ValueError(f"model must be an agents.ppo.ActorCritic, got {type(model).__name__}")
+            raise ValueError(f"model must be an startups_env.agents.ppo.ActorCritic, got {type(model).__name__}")
         self.model = model
         self.deterministic = bool(deterministic)
         if name is not None:
@@ -308,7 +308,7 @@ def load_ppo_agent(path: str | None = None, seed: int | None = None, *, determin
         if not os.path.isfile(path):
             raise FileNotFoundError(
                 f"the shipped PPO weights are missing ({path}); train some with "
-                "`python -m train.selfplay --out runs/x` and use 'ppo:runs/x/policy.pt'"
+                "`python -m startups_env.train.selfplay --out runs/x` and use 'ppo:runs/x/policy.pt'"
             )
     data = read_checkpoint(path)
     model = model_from_checkpoint(data, path)

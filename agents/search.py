@@ -6,7 +6,7 @@ For each decision with more than one legal action the bot
    the public state, each other player's hand keeps its publicly known cards and is
    filled up to its size from the pool of cards the player cannot see
    (``State.unseen``), uniformly; the rest of the pool is shuffled into the pile and the
-   removed cards. Given the table's put-downs (the :class:`~agents.base.PutDownLog` the
+   removed cards. Given the table's put-downs (the :class:`~startups_env.agents.base.PutDownLog` the
    arena and the drivers keep; everyone sees them), it then *reads the other players'
    hands*: a player who has not moved since its last put-down held its present hand plus
    the card it put down, and before that, its hand then less the card its take gained
@@ -40,7 +40,7 @@ little signal).
 Measured with the arena (seat-rotated duplicate deals, default budget: 144 worlds,
 whole turns with 3 put-downs per take, hands read from the last two put-downs; each run on
 one core of the shared 2-core machine, with a second run on the other):
-``python -m agents.arena --players 4 --agents search,greedy,greedy,greedy --games 1000
+``python -m startups_env.agents.arena --players 4 --agents search,greedy,greedy,greedy --games 1000
 --seed 1`` (and ``--seed 2``, ``3``, ``4``); fair share 25%.
 
 * The default wins 41.3% and 45.6% of 1000 games on seeds 1 and 2: **43.5% of 2,000**
@@ -72,8 +72,8 @@ one core of the shared 2-core machine, with a second run on the other):
   1000 games of seeds 1 and 2 (41.4% of 2,000) at 0.090 s per decision.
 * The opponent model matters as much against random bots: modelling them as greedy, the
   default won only 0.675 of 800 games against three random bots (the distillation data of
-  ``train.distill``; the greedy bot wins 0.80). ``search[opponent_model=random]`` wins
-  85.4% of 1000 (83.1-87.5%; ``python -m agents.arena --players 4 --agents
+  ``startups_env.train.distill``; the greedy bot wins 0.80). ``search[opponent_model=random]`` wins
+  85.4% of 1000 (83.1-87.5%; ``python -m startups_env.agents.arena --players 4 --agents
   "search[opponent_model=random],random,random,random" --games 1000 --seed 1``, 0.075 s
   per decision; 86.3% on seed 2).
 
@@ -223,7 +223,7 @@ class SearchAgent(Agent):
             hand, so hands are not read (as with ``infer_hands=False``).
         rollout_policy: how the rollouts play the searching seat's own later moves:
             ``"greedy"`` (default), an agent name such as ``"ppo"`` or ``"ppo:PATH"``, or
-            an :class:`~agents.base.Agent` that acts from observations alone; it plays from
+            an :class:`~startups_env.agents.base.Agent` that acts from observations alone; it plays from
             the seat's observation of the sampled world. A stronger own policy values each
             candidate by what the seat would really go on to do. The policy draws from the
             search's generator (it is reseeded with it, here and by :meth:`seed`).
@@ -294,7 +294,7 @@ class SearchAgent(Agent):
         if public is None or not isinstance(public, State) or public.batch_size != obs.shape[0]:
             raise ValueError("search needs public=startups_env.core.public_state(state, seats) for the same games")
         if put_downs is not None and (not isinstance(put_downs, PutDownLog) or put_downs.batch_size != obs.shape[0]):
-            raise ValueError("put_downs must be the agents.base.PutDownLog of the same games (log.take(games))")
+            raise ValueError("put_downs must be the startups_env.agents.base.PutDownLog of the same games (log.take(games))")
         choice = mask.argmax(axis=1).astype(np.int64)  # the only legal action where there is one
         open_games = np.flatnonzero(mask.sum(axis=1) > 1)
         if open_games.size:
@@ -510,7 +510,7 @@ def _rollout_policy(policy, rng: np.random.Generator) -> Agent | None:
     if isinstance(policy, str):
         if policy.strip() == "greedy":
             return None
-        from .base import make_agent  # (agents.base builds this module's agent by name)
+        from .base import make_agent  # (startups_env.agents.base builds this module's agent by name)
 
         policy = make_agent(policy)
     if not isinstance(policy, Agent):

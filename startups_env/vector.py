@@ -47,7 +47,7 @@ here)::
     obs = env.reset()
     actions, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
 
-Pass ``opponents=[fn, ...]`` (e.g. ``agents.make_agent("greedy")``) to play other bots.
+Pass ``opponents=[fn, ...]`` (e.g. ``startups_env.agents.make_agent("greedy")``) to play other bots.
 Observations are raw counts (see :mod:`startups_env.observe`); wrap the env in SB3's
 ``VecNormalize(env, norm_reward=False)`` if your policy wants normalised inputs.
 """

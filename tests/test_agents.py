@@ -8,13 +8,13 @@ import dataclasses
 import numpy as np
 import pytest
 
-from agents import Agent, act_for_seats, make_agent, play_aec_game
-from agents.base import AGENT_NAMES
-from agents.features import features, state_features
-from agents.greedy import GreedyParams, greedy_scores
-from agents.random_agent import uniform_legal
-from agents.base import PutDownLog, split_names
-from agents.search import (SearchAgent, WorldPool, _reshuffle_hidden_deck, _resample, determinize,
+from startups_env.agents import Agent, act_for_seats, make_agent, play_aec_game
+from startups_env.agents.base import AGENT_NAMES
+from startups_env.agents.features import features, state_features
+from startups_env.agents.greedy import GreedyParams, greedy_scores
+from startups_env.agents.random_agent import uniform_legal
+from startups_env.agents.base import PutDownLog, split_names
+from startups_env.agents.search import (SearchAgent, WorldPool, _reshuffle_hidden_deck, _resample, determinize,
                            put_down_log_likelihood)
 from startups_env import Rules, Simulator
 from startups_env.core import public_state
@@ -243,7 +243,7 @@ def test_search_plans_whole_turns_after_market_takes(turn_puts):
     """With turn_puts, every market take is searched as (take, put-down) plans that are legal
     whole turns, at most turn_puts of them per take and the greedy bot's best among them;
     draws stay single actions."""
-    from agents.search import NUM_PLANS, PLAN_FIRST, PLAN_SECOND
+    from startups_env.agents.search import NUM_PLANS, PLAN_FIRST, PLAN_SECOND
 
     sim = _mid_game(4, 40, seed=3)
     live = np.flatnonzero(~sim.done)
@@ -598,7 +598,7 @@ def test_put_down_likelihood_is_the_weight_that_makes_sampled_hands_a_posterior(
       q's company in that hand) if q was not known to be in it.
 
     A world whose hands lack a card known at a put-down weighs 0."""
-    from agents.search import _put_down_log_prob
+    from startups_env.agents.search import _put_down_log_prob
 
     rules, params, temperature = Rules(num_players=4), GreedyParams(), 0.5
     sim, log, _ = _greedy_games_with_log(4, 40, seed=11, turns=34)

@@ -10,10 +10,10 @@ import re
 import numpy as np
 import pytest
 
-from agents import Agent, act_for_seats, make_agent
-from agents.arena import (ArenaResult, build_agent, main, parse_agent_spec, played_share,
+from startups_env.agents import Agent, act_for_seats, make_agent
+from startups_env.agents.arena import (ArenaResult, build_agent, main, parse_agent_spec, played_share,
                           run_arena, wilson_interval)
-from agents.random_agent import uniform_legal
+from startups_env.agents.random_agent import uniform_legal
 from startups_env import Rules, Simulator
 from startups_env.core import shuffled_decks
 
@@ -34,7 +34,7 @@ def _rigged_result(games=40, players=3) -> ArenaResult:
     """Entry 0 wins every game, entry 1 is always second, entry 2 last."""
     ranks = np.tile(np.arange(players), (games, 1))
     scores = np.tile(np.array([30, 20, 10][:players]), (games, 1))
-    from agents.arena import _ratings
+    from startups_env.agents.arena import _ratings
 
     mu, sigma = _ratings(ranks, players)
     return ArenaResult(names=["a", "b", "c"][:players], players=players, seed=0, ranks=ranks, scores=scores,
@@ -269,7 +269,7 @@ def test_parse_agent_spec():
 
 
 def test_ladder_rates_a_hero_against_each_opponent(tmp_path, capsys):
-    from agents.ladder import main as ladder_main
+    from startups_env.agents.ladder import main as ladder_main
 
     out = tmp_path / "ladder.json"
     assert ladder_main(["--hero", "greedy", "--opponents", "random,banker", "--players", "3,4",
@@ -289,7 +289,7 @@ def test_ladder_rates_a_hero_against_each_opponent(tmp_path, capsys):
     (["--hero", "ppo:/no/such/policy.pt", "--players", "3", "--games", "3"], "not found: /no/such/policy.pt"),
 ])
 def test_ladder_errors(argv, message, capsys):
-    from agents.ladder import main as ladder_main
+    from startups_env.agents.ladder import main as ladder_main
 
     with pytest.raises(SystemExit):
         ladder_main(argv)

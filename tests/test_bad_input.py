@@ -2,7 +2,7 @@
 cut short or reported as an unrelated numpy/Python error (replay, observe, Rules,
 Simulator.from_state, the raw AEC env) now raise a ValueError that names the argument.
 (Observations are not checked for NaN in the agents' act: measured too costly for that hot
-path; see agents.base.check_act_inputs.)"""
+path; see startups_env.agents.base.check_act_inputs.)"""
 
 import json
 import re
@@ -282,7 +282,7 @@ def test_simulator_still_takes_every_kind_of_seed():
 
 @pytest.mark.parametrize("name", ["random", "greedy", "banker", "search", "ppo"])
 def test_agents_refuse_bad_seeds_by_name(name):
-    from agents import make_agent
+    from startups_env.agents import make_agent
 
     for bad in (-1, 0.5, True):
         with pytest.raises(ValueError, match="seed must be"):
@@ -295,7 +295,7 @@ def test_agents_refuse_bad_seeds_by_name(name):
 
 
 def test_build_agent_names_the_spec_once():
-    from agents.arena import build_agent
+    from startups_env.agents.arena import build_agent
 
     with pytest.raises(ValueError, match=r"^unknown agent 'nobody'; known agents"):
         build_agent("nobody")

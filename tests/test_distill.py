@@ -1,4 +1,4 @@
-"""train.distill: recording a teacher's decisions, behaviour cloning, and starting PPO from the result."""
+"""startups_env.train.distill: recording a teacher's decisions, behaviour cloning, and starting PPO from the result."""
 
 import os
 import subprocess
@@ -8,20 +8,20 @@ import numpy as np
 import pytest
 import torch
 
-from agents import make_agent
-from agents.arena import run_arena
-from agents.ppo import ActorCritic, CheckpointError, checkpoint_dict, load_ppo_agent
+from startups_env.agents import make_agent
+from startups_env.agents.arena import run_arena
+from startups_env.agents.ppo import ActorCritic, CheckpointError, checkpoint_dict, load_ppo_agent
 from startups_env.observe import OBS_DIM
 from startups_env.rules import NUM_ACTIONS
-from train.distill import collect_shard, fit, load_shards, main, save_shard
-from train.selfplay import atomic_save, start_from_policy
+from startups_env.train.distill import collect_shard, fit, load_shards, main, save_shard
+from startups_env.train.selfplay import atomic_save, start_from_policy
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def run_distill(*flags, timeout=180):
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-m", "train.distill", *flags], cwd=ROOT, env=env,
+    return subprocess.run([sys.executable, "-m", "startups_env.train.distill", *flags], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=timeout, check=False)
 
 
@@ -113,7 +113,7 @@ def test_command_line_run_resumes_from_its_shards(tmp_path):
     assert proc.returncode == 2 and "--opponents names no agent" in proc.stderr
     # PPO continues from the distilled policy.
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    trainer = [sys.executable, "-m", "train.selfplay", "--init-policy", str(tmp_path / "policy.pt"), "--players", "4",
+    trainer = [sys.executable, "-m", "startups_env.train.selfplay", "--init-policy", str(tmp_path / "policy.pt"), "--players", "4",
                "--total-steps", "512", "--num-envs", "32", "--eval-games", "4", "--final-eval-games", "4",
                "--no-progress", "--out", str(tmp_path / "ppo")]
     proc = subprocess.run([*trainer, "--hidden", "16,16"], cwd=ROOT, env=env, capture_output=True, text=True,

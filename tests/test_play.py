@@ -1,4 +1,4 @@
-"""The terminal game (agents.play), driven by scripted input."""
+"""The terminal game (startups_env.agents.play), driven by scripted input."""
 
 import io
 import itertools
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from agents.play import main, parse_move
+from startups_env.agents.play import main, parse_move
 from startups_env.replay import GameLog, replay
 from startups_env.rules import NUM_ACTIONS, action_to_string
 
@@ -124,7 +124,7 @@ def test_bad_arguments(argv, message):
 def test_command_line_with_stdin():
     lines = "\n".join(SCRIPT * 60) + "\n"
     proc = subprocess.run(
-        [sys.executable, "-m", "agents.play", "--players", "3", "--opponents", "random", "--seed", "3", "--seat", "2"],
+        [sys.executable, "-m", "startups_env.agents.play", "--players", "3", "--opponents", "random", "--seed", "3", "--seat", "2"],
         check=False,
         input=lines,
         capture_output=True,
@@ -136,7 +136,7 @@ def test_command_line_with_stdin():
     assert "=== Game over ===" in proc.stdout and "You (P2) finished" in proc.stdout
     # Input that ends mid-game exits cleanly too.
     proc = subprocess.run(
-        [sys.executable, "-m", "agents.play", "--players", "3", "--opponents", "random"],
+        [sys.executable, "-m", "startups_env.agents.play", "--players", "3", "--opponents", "random"],
         check=False,
         input="draw\n",
         capture_output=True,

@@ -78,13 +78,13 @@ def test_golden_games_replay_from_logs(index):
 
 
 def test_record_with_agents_and_callables():
-    from agents.base import act_for_seats, make_agent
+    from startups_env.agents.base import act_for_seats, make_agent
 
     agents = [make_agent("random", seed=i) for i in range(3)]
     log = record_game(agents, Rules(num_players=3), seed=5)
     assert log.players == ["random"] * 3
     assert replay(log).state.done[0]
-    # The same agents driven through a callable (agents.base.act_for_seats) play the same game.
+    # The same agents driven through a callable (startups_env.agents.base.act_for_seats) play the same game.
     fresh = [make_agent("random", seed=i) for i in range(3)]
     again = record_game(lambda sim: act_for_seats(sim, fresh)[0], Rules(num_players=3), seed=5)
     assert again.actions == log.actions and again.result == log.result

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import torch
 
-from agents import make_agent
-from agents.arena import run_arena
-from agents.ppo import (
+from startups_env.agents import make_agent
+from startups_env.agents.arena import run_arena
+from startups_env.agents.ppo import (
     DEFAULT_WEIGHTS,
     ActorCritic,
     CheckpointError,
@@ -24,7 +24,7 @@ from agents.ppo import (
 )
 from startups_env import Simulator
 from startups_env.observe import OBS_DIM, observe
-from train.selfplay import Args, atomic_save, check_args, parse_args
+from startups_env.train.selfplay import Args, atomic_save, check_args, parse_args
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY = ["--num-envs", "32", "--num-steps", "16", "--hidden", "16,16", "--players", "3-5",
@@ -34,7 +34,7 @@ TINY = ["--num-envs", "32", "--num-steps", "16", "--hidden", "16,16", "--players
 
 def run_trainer(*flags, timeout=120):
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-m", "train.selfplay", *flags], cwd=ROOT, env=env,
+    return subprocess.run([sys.executable, "-m", "startups_env.train.selfplay", *flags], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=timeout, check=False)
 
 
@@ -139,8 +139,8 @@ def test_checkpoint_round_trip(tmp_path):
 
 
 def test_greedy_prior_starts_from_the_greedy_bot_and_round_trips(tmp_path):
-    from agents.features import features
-    from agents.greedy import greedy_actions
+    from startups_env.agents.features import features
+    from startups_env.agents.greedy import greedy_actions
 
     model = ActorCritic(hidden=[16], generator=torch.Generator().manual_seed(0), greedy_prior=True)
     sim = Simulator(batch_size=256, seed=4)
@@ -241,7 +241,7 @@ def test_bad_numbers_fail_before_training(bad, message):
 
 
 def test_a_diverging_run_stops_without_writing_its_nan_weights(tmp_path, monkeypatch, capsys):
-    import train.selfplay as selfplay
+    import startups_env.train.selfplay as selfplay
 
     real_step = torch.optim.Adam.step
 
@@ -297,12 +297,12 @@ def test_shipped_weights_load_and_beat_random():
 
 
 def test_sb3_compare_trains_both_learners_and_reports(tmp_path):
-    """``python -m train.sb3_compare`` (the measurement behind the README's native-vs-SB3
+    """``python -m startups_env.train.sb3_compare`` (the measurement behind the README's native-vs-SB3
     choice) runs end to end: both learners train, play the arena and land in compare.json,
     with SB3's logs in --out rather than a stray folder in /tmp."""
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     env.pop("SB3_LOGDIR", None)
-    proc = subprocess.run([sys.executable, "-m", "train.sb3_compare", "--seconds", "1", "--eval-games", "4",
+    proc = subprocess.run([sys.executable, "-m", "startups_env.train.sb3_compare", "--seconds", "1", "--eval-games", "4",
                            "--hidden", "16", "--num-envs", "8", "--num-steps", "16", "--out", str(tmp_path)],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]

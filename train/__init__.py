@@ -1,2 +1,2 @@
-"""Training scripts (``python -m train.selfplay``). Nothing in ``startups_env`` or ``agents``
+"""Training scripts (``python -m startups_env.train.selfplay``). Nothing in ``startups_env`` or ``agents``
 imports this package."""

@@ -1,11 +1,11 @@
 """Distil the search bot into a policy network: play games with the ``search`` bot in one
-seat, record its decisions, and fit :class:`agents.ppo.ActorCritic` to them (behaviour
+seat, record its decisions, and fit :class:`startups_env.agents.ppo.ActorCritic` to them (behaviour
 cloning). The result is an ordinary policy file, loadable as ``ppo:PATH`` and usable as the
 starting point of ``train/selfplay.py --init-policy PATH``.
 
-    python -m train.distill --games 400 --out runs/distill            # a quick look
-    python -m train.distill --games 6000 --out runs/distill           # ~1 hour on 2 cores
-    python -m agents.arena --agents ppo:runs/distill/policy.pt,greedy,greedy,greedy --players 4
+    python -m startups_env.train.distill --games 400 --out runs/distill            # a quick look
+    python -m startups_env.train.distill --games 6000 --out runs/distill           # ~1 hour on 2 cores
+    python -m startups_env.agents.arena --agents ppo:runs/distill/policy.pt,greedy,greedy,greedy --players 4
 
 **Why.** PPO on this game plateaus well below the search bot (see the README): a win/loss
 signal after ~20 decisions of a 4-player game is noisy, and the search's one-step
@@ -43,11 +43,11 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from agents.arena import build_agent
-from agents.base import PutDownLog, act_for_seats, split_names
-from agents.features import features
-from agents.greedy import greedy_actions
-from agents.ppo import ActorCritic, checkpoint_dict
+from startups_env.agents.arena import build_agent
+from startups_env.agents.base import PutDownLog, act_for_seats, split_names
+from startups_env.agents.features import features
+from startups_env.agents.greedy import greedy_actions
+from startups_env.agents.ppo import ActorCritic, checkpoint_dict
 from startups_env.core import Simulator
 from startups_env.files import atomic_write
 from startups_env.observe import SLICES, observe
@@ -183,7 +183,7 @@ def fit(data: dict[str, np.ndarray], hidden: list[int], epochs: int, learning_ra
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m train.distill", description=__doc__.split("\n\n")[0],
+    parser = argparse.ArgumentParser(prog="python -m startups_env.train.distill", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--out", default="runs/distill", help="output folder: data/ shards, policy.pt, eval.json")
     parser.add_argument("--games", type=int, default=6000, help="games to record (shards already in OUT count)")
@@ -250,7 +250,7 @@ def main(argv=None) -> int:
     policy_path = os.path.join(args.out, "policy.pt")
     atomic_save(checkpoint_dict(model, kind="policy", args=vars(args), fit=report,
                                 wall_time=time.perf_counter() - started, git_revision=revision,
-                                command="python -m train.distill " + " ".join(sys.argv[1:] if argv is None else argv)),
+                                command="python -m startups_env.train.distill " + " ".join(sys.argv[1:] if argv is None else argv)),
                 policy_path)
     print(f"policy: {policy_path}")
     if args.eval_games:

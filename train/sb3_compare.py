@@ -1,6 +1,6 @@
 """SB3 ``MaskablePPO`` on ``StartupsVecEnv`` vs the native trainer, at equal wall time.
 
-    python -m train.sb3_compare --seconds 240 --out runs/compare
+    python -m startups_env.train.sb3_compare --seconds 240 --out runs/compare
 
 Both learners get the same opponents (the baselines of ``--opponents``, drawn per game,
 no self-play, so that the two set-ups are the same problem), the same table sizes, the
@@ -23,11 +23,11 @@ import time
 import numpy as np
 import torch
 
-from agents.arena import build_agent, run_arena
-from agents.base import Agent, check_act_inputs, split_names
+from startups_env.agents.arena import build_agent, run_arena
+from startups_env.agents.base import Agent, check_act_inputs, split_names
 from startups_env.rules import Rules
 from startups_env.vector import StartupsVecEnv
-from train.selfplay import Args, atomic_write_text, train
+from startups_env.train.selfplay import Args, atomic_write_text, train
 
 
 class SB3Agent(Agent):
@@ -114,7 +114,7 @@ def main(argv=None) -> int:
     native = train(native_args)
     report["native"] = {"steps": native["global_step"], "decisions": native["decisions"], "wall": native["wall_time"]}
 
-    from agents.ppo import load_ppo_agent
+    from startups_env.agents.ppo import load_ppo_agent
 
     learners = {"sb3": SB3Agent(sb3["model"], sb3["normalizer"]),
                 "native": load_ppo_agent(os.path.join(native_args.out, "policy.pt"))}

@@ -1,10 +1,10 @@
 """Self-play PPO for *Startups* in one readable file (CleanRL style).
 
-    python -m train.selfplay                                  # defaults: <= 15 min on 2 busy cores
-    python -m train.selfplay --total-steps 200000 --out runs/quick
-    python -m train.selfplay --out runs/quick --resume --total-steps 400000   # continue
+    python -m startups_env.train.selfplay                                  # defaults: <= 15 min on 2 busy cores
+    python -m startups_env.train.selfplay --total-steps 200000 --out runs/quick
+    python -m startups_env.train.selfplay --out runs/quick --resume --total-steps 400000   # continue
     tensorboard --logdir runs
-    python -m agents.arena --agents ppo:runs/quick/policy.pt,greedy,greedy,greedy --players 4
+    python -m startups_env.agents.arena --agents ppo:runs/quick/policy.pt,greedy,greedy,greedy --players 4
 
 **Environment.** ``num_envs`` games run in lockstep on one batch simulator
 (``startups_env.vector.SeatBatch``): the learner holds one random seat per game, table
@@ -35,7 +35,7 @@ bot's action scores are inputs, and a learned multiple of them is added to the l
 so training refines a sensible player instead of rediscovering one.
 
 **Starting point.** ``--init-policy PATH`` starts a new run from a policy file instead
-of from scratch, e.g. one distilled from the search bot by ``python -m train.distill``
+of from scratch, e.g. one distilled from the search bot by ``python -m startups_env.train.distill``
 (the shipped policy was made that way: imitation first, then PPO).
 
 **PPO.** Masked logits (``torch.where(mask, logits, finfo.min)``), GAE, clipped policy
@@ -78,9 +78,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from agents.arena import build_agent, run_arena
-from agents.base import split_names
-from agents.ppo import ActorCritic, PPOAgent, checkpoint_dict, model_from_checkpoint, read_checkpoint
+from startups_env.agents.arena import build_agent, run_arena
+from startups_env.agents.base import split_names
+from startups_env.agents.ppo import ActorCritic, PPOAgent, checkpoint_dict, model_from_checkpoint, read_checkpoint
 from startups_env.files import atomic_write
 from startups_env.observe import OBS_DIM
 from startups_env.rules import NUM_ACTIONS, REWARD_SCHEMES, Rules
@@ -117,13 +117,13 @@ class Args:
     hidden: str = "128,128"
     """widths of the hidden layers of the actor and of the critic"""
     features: bool = True
-    """feed the network derived per-company features (agents.ppo.derived_features) beside the observation"""
+    """feed the network derived per-company features (startups_env.agents.ppo.derived_features) beside the observation"""
     greedy_prior: bool = True
     """start the policy from the greedy bot: its action scores are an input and a learned multiple of them is
-    added to the actor's logits (agents.ppo.ActorCritic). Measured: a 300k-step run wins 0.25 / 0.78 of 1000 games
+    added to the actor's logits (startups_env.agents.ppo.ActorCritic). Measured: a 300k-step run wins 0.25 / 0.78 of 1000 games
     against 3 greedy / 3 random bots with it and 0.18 / 0.70 without, for about 17% fewer decisions per second"""
     init_policy: str = ""
-    """start a new run from this policy file (e.g. one distilled from the search bot by train.distill) instead of
+    """start a new run from this policy file (e.g. one distilled from the search bot by startups_env.train.distill) instead of
     from scratch: its actor, and its critic with the privileged inputs at zero weight; --hidden, --features and
     --greedy-prior must match it (ignored on --resume)"""
     privileged_critic: bool = True
@@ -198,7 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
     """An argparse parser from :class:`Args`: ``--field-name VALUE`` per field,
     ``--flag/--no-flag`` for booleans. Defaults are SUPPRESSed so that the caller can tell
     which flags were given (resume merges them over the saved args)."""
-    parser = argparse.ArgumentParser(prog="python -m train.selfplay", description=__doc__.split("\n\n")[0],
+    parser = argparse.ArgumentParser(prog="python -m startups_env.train.selfplay", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter,
                                      argument_default=argparse.SUPPRESS)
     docs = _field_docs(Args)
@@ -731,7 +731,7 @@ def train(args: Args, given: dict[str, Any] | None = None) -> dict[str, Any]:
     policy_path = os.path.join(args.out, "policy.pt")
     atomic_save(checkpoint_dict(model, kind="policy", args=dataclasses.asdict(args), global_step=global_step,
                                 decisions=decisions, wall_time=wall, git_revision=revision,
-                                command=" ".join(["python -m train.selfplay", *sys.argv[1:]])), policy_path)
+                                command=" ".join(["python -m startups_env.train.selfplay", *sys.argv[1:]])), policy_path)
 
     summary: dict[str, Any] = {"global_step": global_step, "decisions": decisions, "wall_time": wall,
                                "steps_per_second": global_step / wall if wall else 0.0,
@@ -754,7 +754,7 @@ def train(args: Args, given: dict[str, Any] | None = None) -> dict[str, Any]:
     curve = plot_learning_curve(args.out)
     if curve:
         print(f"learning curve: {curve}")
-    print(f"policy: {policy_path}  (python -m agents.arena --agents ppo:{policy_path},greedy,greedy,greedy "
+    print(f"policy: {policy_path}  (python -m startups_env.agents.arena --agents ppo:{policy_path},greedy,greedy,greedy "
           f"--players 4)")
     return summary
 
