@@ -9,11 +9,13 @@ agent entry plays every deal from every seat and card luck cancels out
 called once per step on all the games in which it is to move.
 
 Reported per agent entry: win rate with a 95% Wilson interval, mean score, mean rank
-(1 = best), an OpenSkill Plackett-Luce rating (mu, sigma; ``rating`` is mu, the interval
-mu +- 2 sigma) updated game by game in a fixed order, and games played; plus the number of
-games truncated by the turn cap. Note that the games of one deal are correlated by
-design, so the Wilson interval (which assumes independent games) is conservative for
-comparisons between entries and approximate for a single entry.
+(1 = best), a rating and games played; plus the number of games truncated by the turn cap.
+The rating (:mod:`startups_env.agents.ratings`) is a Plackett-Luce maximum-likelihood fit
+of all the games' finishing orders at once, so it does not depend on the order of the
+games: Elo-like points relative to the mean entry (0), with a 95% bootstrap interval that
+resamples whole deals. Note that the games of one deal are correlated by design, so the
+Wilson interval (which assumes independent games) is conservative for comparisons between
+entries and approximate for a single entry.
 
 Agent specs: a name known to :func:`startups_env.agents.make_agent` (``random``, ``greedy``,
 ``banker``, ``search``, ``ppo``, ``ppo:PATH``), optionally with constructor arguments in
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import io
 import json
 import math
@@ -39,6 +42,7 @@ from startups_env.files import atomic_write
 from startups_env.rules import DECK_SIZE, DEFAULT_TURN_CAP, MAX_PLAYERS, MIN_PLAYERS, Rules, pile_start
 
 from .base import Agent, PutDownLog, UnknownAgentError, act_for_seats, make_agent
+from .ratings import Ratings, format_rating, rate
 
 WILSON_Z = 1.959963984540054  # 95% two-sided
 
@@ -116,13 +120,12 @@ class ArenaResult:
     scores: np.ndarray  # int[G, N] final score of each entry
     truncated: np.ndarray  # bool[G] the game hit the turn cap
     turns: np.ndarray  # int[G] completed turns (last round)
-    rating_mu: list[float]
-    rating_sigma: list[float]
     decisions: list[int]  # decisions each entry made
     act_seconds: list[float]  # time spent inside each entry's act()
     wall_seconds: float
     rounds: int = 1
     turn_cap: int = DEFAULT_TURN_CAP
+    rated: bool = True  # report ratings (``run_arena(rate=...)``)
     extra: dict = field(default_factory=dict)
 
     @property
@@ -130,24 +133,39 @@ class ArenaResult:
         return int(self.ranks.shape[0])
 
     @property
+    def deals(self) -> np.ndarray:
+        """int[G]: the deal of each game (game g is deal g // N in seat rotation g % N)."""
+        return np.arange(self.games) // self.players
+
+    @functools.cached_property
+    def ratings(self) -> Ratings | None:
+        """The entries' Plackett-Luce ratings with 95% bootstrap intervals over whole deals
+        (:func:`startups_env.agents.ratings.rate`), None unless ``rated``. The bootstrap
+        draws from the arena's seed: its child 0 plays the games, children 1..N seed the
+        entries, child N+1 resamples the deals."""
+        if not self.rated:
+            return None
+        return rate(self.ranks, groups=self.deals,
+                    seed=np.random.SeedSequence(self.seed, spawn_key=(self.players + 1,)))
+
+    @property
     def truncated_games(self) -> int:
         return int(self.truncated.sum())
 
     def entry_stats(self) -> list[dict]:
         out = []
+        ratings = self.ratings
         for i, name in enumerate(self.names):
             wins = int((self.ranks[:, i] == 0).sum())
             lo, hi = wilson_interval(wins, self.games)
-            mu, sigma = self.rating_mu[i], self.rating_sigma[i]
             out.append({
                 "name": name,
                 "win_rate": wins / self.games if self.games else 0.0,
                 "win_ci": [lo, hi],
                 "mean_score": float(self.scores[:, i].mean()) if self.games else 0.0,
                 "mean_rank": float(self.ranks[:, i].mean() + 1) if self.games else 0.0,
-                "rating": mu,
-                "rating_sigma": sigma,
-                "rating_ci": [mu - 2 * sigma, mu + 2 * sigma],
+                "rating": None if ratings is None else float(ratings.points[i]),
+                "rating_ci": None if ratings is None else [float(x) for x in ratings.intervals[i]],
                 "games": self.games,
                 "wins": wins,
                 "decisions": self.decisions[i],
@@ -172,15 +190,15 @@ class ArenaResult:
         rows = self.entry_stats()
         width = max(8, *(len(f"{i}:{r['name']}") for i, r in enumerate(rows)))
         head = (f"{'agent':<{width}}  {'win rate':>8}  {'95% CI':>15}  {'score':>6}  {'rank':>5}  "
-                f"{'rating (mu +- 2 sigma)':>22}  {'games':>6}  {'ms/dec':>7}")
+                f"{'rating [95% CI]':>20}  {'games':>6}  {'ms/dec':>7}")
         lines = [head, "-" * len(head)]
         for i, r in enumerate(rows):
             lo, hi = r["win_ci"]
-            rating = f"{r['rating']:.2f} +- {2 * r['rating_sigma']:.2f}"
+            rating = "-" if r["rating"] is None else format_rating(r["rating"], r["rating_ci"])
             lines.append(
                 f"{f'{i}:' + r['name']:<{width}}  {r['win_rate']:>8.3f}  {f'[{lo:.3f}, {hi:.3f}]':>15}  "
                 f"{r['mean_score']:>6.1f}  {r['mean_rank']:>5.2f}  "
-                f"{rating:>22}  {r['games']:>6}  "
+                f"{rating:>20}  {r['games']:>6}  "
                 f"{1000 * r['seconds_per_decision']:>7.3f}"
             )
         share = self.truncated_games / self.games if self.games else 0.0
@@ -188,22 +206,29 @@ class ArenaResult:
                      f"{self.players} seatings), seed {self.seed}; truncated by the turn cap: "
                      f"{self.truncated_games} ({100 * share:.2f}%); mean turns {self.turns.mean():.1f}; "
                      f"wall {self.wall_seconds:.1f} s")
+        if self.rated:
+            lines.append("rating: Plackett-Luce fit of all games, Elo-like points (mean entry 0; +100 beats 0 "
+                         "in 64% of two-player games), 95% bootstrap interval over deals")
         return "\n".join(lines)
 
     def to_csv(self) -> str:
         buf = io.StringIO()
         keys = ["name", "win_rate", "win_ci_lo", "win_ci_hi", "mean_score", "mean_rank", "rating",
-                "rating_sigma", "games", "wins", "decisions", "seconds_per_decision"]
+                "rating_ci_lo", "rating_ci_hi", "games", "wins", "decisions", "seconds_per_decision"]
         writer = csv.DictWriter(buf, fieldnames=keys)
         writer.writeheader()
         for r in self.entry_stats():
             row = {k: r[k] for k in keys if k in r}
             row["win_ci_lo"], row["win_ci_hi"] = r["win_ci"]
+            row["rating_ci_lo"], row["rating_ci_hi"] = r["rating_ci"] or ("", "")
+            if r["rating"] is None:
+                row["rating"] = ""
             writer.writerow(row)
         return buf.getvalue()
 
     def plot(self, path: str) -> None:
-        """Write a PNG of the entries' ratings (mu +- 2 sigma) and win rates (95% CI)."""
+        """Write a PNG of the entries' ratings and win rates, with their 95% intervals
+        (matplotlib must be installed; without ratings, only the win rates)."""
         import matplotlib
 
         matplotlib.use("Agg")
@@ -213,9 +238,14 @@ class ArenaResult:
         labels = [f"{i}:{r['name']}" for i, r in enumerate(rows)]
         y = np.arange(len(rows))
         fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 1.2 + 0.5 * len(rows)), sharey=True)
-        mu = np.array([r["rating"] for r in rows])
-        ax1.errorbar(mu, y, xerr=[2 * r["rating_sigma"] for r in rows], fmt="o", capsize=4)
-        ax1.set_xlabel("OpenSkill rating (mu +- 2 sigma)")
+        if self.rated:
+            points = np.array([r["rating"] for r in rows])
+            ci = np.array([r["rating_ci"] for r in rows])
+            ax1.errorbar(points, y, xerr=[points - ci[:, 0], ci[:, 1] - points], fmt="o", capsize=4)
+            ax1.axvline(0.0, color="grey", lw=0.8, ls="--")
+            ax1.set_xlabel("rating, Elo-like points (95% bootstrap CI)")
+        else:
+            ax1.set_xlabel("not rated")
         ax1.set_yticks(y, labels)
         ax1.invert_yaxis()
         wr = np.array([r["win_rate"] for r in rows])
@@ -284,7 +314,7 @@ def run_arena(agents, players: int, games: int, seed: int = 0, *, rules: Rules |
         ``turn_cap`` may be left at its default or repeat ``rules.turn_cap``; a
         different value is a ValueError rather than silently ignored.
     batch_size: games per Simulator batch, a positive int (default: all at once).
-    rate: compute OpenSkill ratings (skip for speed in training evaluations).
+    rate: report ratings (:attr:`ArenaResult.ratings`; they are computed when first read).
 
     Every argument is checked before the first game is played, so that a bad one costs
     nothing.
@@ -332,9 +362,12 @@ def run_arena(agents, players: int, games: int, seed: int = 0, *, rules: Rules |
     act_seconds = [0.0] * players
     bar = None
     if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=total, unit="game", desc="arena", file=sys.stderr)
+        try:
+            from tqdm import tqdm
+        except ImportError:  # tqdm comes with the train extra; the arena needs only the core install
+            print("arena: no progress bar (tqdm is not installed)", file=sys.stderr)
+        else:
+            bar = tqdm(total=total, unit="game", desc="arena", file=sys.stderr)
     start = time.perf_counter()
     sim_seed = np.random.SeedSequence(seed).spawn(1)[0]
     for lo in range(0, total, batch):
@@ -369,11 +402,9 @@ def run_arena(agents, players: int, games: int, seed: int = 0, *, rules: Rules |
     if bar is not None:
         bar.close()
     wall = time.perf_counter() - start
-    mu, sigma = _ratings(ranks, players) if rate else ([0.0] * players, [0.0] * players)
     return ArenaResult(names=names, players=players, seed=seed, ranks=ranks, scores=scores,
-                       truncated=truncated, turns=turns, rating_mu=mu, rating_sigma=sigma,
-                       decisions=decisions, act_seconds=act_seconds, wall_seconds=wall,
-                       rounds=rules.rounds, turn_cap=rules.turn_cap)
+                       truncated=truncated, turns=turns, decisions=decisions, act_seconds=act_seconds,
+                       wall_seconds=wall, rounds=rules.rounds, turn_cap=rules.turn_cap, rated=bool(rate))
 
 
 def played_share(state, rounds: int) -> np.ndarray:
@@ -384,18 +415,6 @@ def played_share(state, rounds: int) -> np.ndarray:
     start = pile_start(state.num_players.astype(np.float64))
     drawn = np.clip((state.pile_pos - start) / (DECK_SIZE - start), 0.0, 1.0)
     return np.where(state.done, 1.0, (state.round + drawn) / rounds)
-
-
-def _ratings(ranks: np.ndarray, players: int) -> tuple[list[float], list[float]]:
-    """OpenSkill Plackett-Luce ratings, one update per game in game order (deterministic)."""
-    from openskill.models import PlackettLuce
-
-    model = PlackettLuce()
-    current = [model.rating(name=str(i)) for i in range(players)]
-    for row in ranks.tolist():
-        teams = model.rate([[r] for r in current], ranks=row)
-        current = [team[0] for team in teams]
-    return [float(r.mu) for r in current], [float(r.sigma) for r in current]
 
 
 # ----------------------------------------------------------------------------- command line
@@ -436,6 +455,12 @@ def main(argv=None) -> int:
         problem = check_output_path(path) if path else None
         if problem:
             parser.error(f"{flag} {path}: {problem}")
+    if args.plot:
+        try:  # here, not after the games: the plot is drawn last
+            import matplotlib  # noqa: F401
+        except ImportError:
+            parser.error(f"--plot {args.plot}: matplotlib is not installed (pip install matplotlib, "
+                         "or the train extra)")
     try:
         rules = Rules(num_players=args.players, turn_cap=args.turn_cap, rounds=args.rounds)
         result = run_arena(specs, args.players, args.games, args.seed, rules=rules,

@@ -9,9 +9,17 @@ baseline pairings (how the shipped PPO policy is rated).
 Each pairing is one :func:`startups_env.agents.arena.run_arena` tournament (seat-rotated duplicate
 deals): a *hero* against N-1 copies of an opponent, plus self-play tables of each
 baseline (where stalling would show). Reported per pairing: the hero's win rate with its
-95% CI (the fair share is 1/N), mean rank, the share of games that hit the turn cap, and
-for the search bot its time per decision (arena wall time / search decisions, the figure
-that counts on a shared machine, and CPU time inside ``act``).
+95% CI (the fair share is 1/N), mean rank, its rating relative to the opponent's copies
+(below), the share of games that hit the turn cap, and for the search bot its time per
+decision (arena wall time / search decisions, the figure that counts on a shared machine,
+and CPU time inside ``act``).
+
+Ratings (:mod:`startups_env.agents.ratings`: Plackett-Luce maximum likelihood over all
+games, Elo-like points, 95% bootstrap intervals over whole deals): a pairing's rating is
+the hero's rating minus that of the opponent, whose N-1 copies share one strength (0 for
+an even match, as in self-play). After the pairings of a table size, one fit of all their
+games rates each bot by name (copies pooled, mean bot 0): the ladder's ranking at that
+table size.
 """
 
 from __future__ import annotations
@@ -20,10 +28,13 @@ import argparse
 import json
 import sys
 
+import numpy as np
+
 from startups_env.files import atomic_write
 
 from .arena import run_arena
 from .base import split_names
+from .ratings import format_rating, rate
 
 #: (hero, opponent) pairings; "search" games are the expensive ones.
 PAIRINGS = (
@@ -40,15 +51,24 @@ PAIRINGS = (
 
 
 def run_ladder(players: list[int], games: int, search_games: int, seed: int, progress: bool = False,
-               pairings=PAIRINGS) -> list[dict]:
-    rows = []
+               pairings=PAIRINGS) -> dict:
+    """Play the pairings at each table size. Returns ``{"pairings": [row, ...], "ratings":
+    [row, ...]}``: one row per pairing played, and one per bot and table size (the joint fit
+    of that size's games); each row is also printed as it is done."""
+    rows, ladder = [], []
     for n in players:
+        played = []  # (names of the entries, arena result) of this table size
         for hero, opponent in pairings:
             count = search_games if "search" in (hero, opponent) else games
             if count <= 0:
                 continue
             result = run_arena([hero] + [opponent] * (n - 1), n, count, seed=seed, progress=progress, rate=False)
+            played.append(([hero] + [opponent] * (n - 1), result))
             stats = result.entry_stats()[0]
+            # Entry 0 is the hero (role 0), the N-1 copies of the opponent share role 1.
+            ratings = rate(result.ranks, entries=[0] + [1] * (n - 1), groups=result.deals,
+                           seed=np.random.SeedSequence(seed, spawn_key=(n + 1,)))
+            points, lo, hi = ratings.difference(0, 1)
             row = {
                 "players": n,
                 "hero": hero,
@@ -57,6 +77,8 @@ def run_ladder(players: list[int], games: int, search_games: int, seed: int, pro
                 "win_rate": stats["win_rate"],
                 "win_ci": stats["win_ci"],
                 "mean_rank": stats["mean_rank"],
+                "rating": points,
+                "rating_ci": [lo, hi],
                 "truncated_share": result.truncated_games / result.games,
                 "wall_seconds": result.wall_seconds,
             }
@@ -65,14 +87,51 @@ def run_ladder(players: list[int], games: int, search_games: int, seed: int, pro
                 row["act_per_decision"] = stats["seconds_per_decision"]
             rows.append(row)
             print(_format(row), flush=True)
-    return rows
+        if played:
+            table = ladder_ratings(played, seed)
+            ladder.extend(table)
+            print(_format_ladder(n, table), flush=True)
+    return {"pairings": rows, "ratings": ladder}
+
+
+def ladder_ratings(played, seed: int) -> list[dict]:
+    """One Plackett-Luce fit of the games of several arena runs at one table size, each
+    bot rated by name (copies of a bot in a game share its strength); bootstrap over the
+    deals of every run. ``played``: (the runs' entry names, their ArenaResult) pairs.
+    Rows sorted by rating, best first."""
+    names = sorted({name for entry_names, _ in played for name in entry_names})
+    index = {name: i for i, name in enumerate(names)}
+    ranks = np.concatenate([result.ranks for _, result in played])
+    entries = np.concatenate([np.broadcast_to([index[name] for name in entry_names], result.ranks.shape)
+                              for entry_names, result in played])
+    # Deal labels run on from one arena run to the next: the runs' deals are different deals.
+    first_deal = np.cumsum([0] + [result.games // result.players for _, result in played])
+    groups = np.concatenate([first_deal[k] + result.deals for k, (_, result) in enumerate(played)])
+    players = played[0][1].players
+    ratings = rate(ranks, entries=entries, num_entries=len(names), groups=groups,
+                   seed=np.random.SeedSequence(seed, spawn_key=(players + 2,)))
+    intervals = ratings.intervals
+    rows = [{"players": players, "name": name, "rating": float(ratings.points[i]),
+             "rating_ci": [float(x) for x in intervals[i]], "games": int((entries == i).any(axis=1).sum())}
+            for i, name in enumerate(names)]
+    return sorted(rows, key=lambda row: -row["rating"])
+
+
+def _format_ladder(players: int, rows: list[dict]) -> str:
+    lines = [f"{players}p  ladder ratings (one fit of the games above; Elo-like points, mean bot 0, "
+             "95% bootstrap CI over deals):"]
+    for row in rows:
+        lines.append(f"{players}p  {row['name']:>7}  {format_rating(row['rating'], row['rating_ci']):>20}  "
+                     f"games {row['games']}")
+    return "\n".join(lines)
 
 
 def _format(row: dict) -> str:
     lo, hi = row["win_ci"]
     text = (f"{row['players']}p  {row['hero']:>7} vs {row['players'] - 1} x {row['opponent']:<7} "
             f"win {row['win_rate']:.3f} [{lo:.3f}, {hi:.3f}] (fair {1 / row['players']:.3f})  "
-            f"rank {row['mean_rank']:.2f}  capped {100 * row['truncated_share']:.2f}%  "
+            f"rank {row['mean_rank']:.2f}  rating {format_rating(row['rating'], row['rating_ci'])}  "
+            f"capped {100 * row['truncated_share']:.2f}%  "
             f"games {row['games']}  wall {row['wall_seconds']:.1f}s")
     if "wall_per_decision" in row:
         text += f"  search {1000 * row['wall_per_decision']:.1f} ms/decision (wall)"
@@ -98,12 +157,12 @@ def main(argv=None) -> int:
             p.error("--opponents must name at least one agent")
     try:
         players = [int(x) for x in args.players.split(",") if x.strip()]
-        rows = run_ladder(players, args.games, args.search_games, args.seed, progress=args.progress,
-                          pairings=pairings)
+        ladder = run_ladder(players, args.games, args.search_games, args.seed, progress=args.progress,
+                            pairings=pairings)
     except (ValueError, FileNotFoundError) as exc:
         p.error(str(exc))
     if args.json:
-        atomic_write(args.json, lambda f: json.dump(rows, f, indent=2), binary=False, make_folders=True)
+        atomic_write(args.json, lambda f: json.dump(ladder, f, indent=2), binary=False, make_folders=True)
     return 0
 
 

@@ -34,11 +34,8 @@ def _rigged_result(games=40, players=3) -> ArenaResult:
     """Entry 0 wins every game, entry 1 is always second, entry 2 last."""
     ranks = np.tile(np.arange(players), (games, 1))
     scores = np.tile(np.array([30, 20, 10][:players]), (games, 1))
-    from startups_env.agents.arena import _ratings
-
-    mu, sigma = _ratings(ranks, players)
     return ArenaResult(names=["a", "b", "c"][:players], players=players, seed=0, ranks=ranks, scores=scores,
-                       truncated=np.zeros(games, bool), turns=np.full(games, 30), rating_mu=mu, rating_sigma=sigma,
+                       truncated=np.zeros(games, bool), turns=np.full(games, 30),
                        decisions=[5, 5, 5][:players], act_seconds=[0.5, 0.1, 0.1][:players], wall_seconds=1.0)
 
 
@@ -51,9 +48,20 @@ def test_statistics_of_a_rigged_result():
     assert (a["mean_rank"], b["mean_rank"], c["mean_rank"]) == (1.0, 2.0, 3.0)
     assert (a["mean_score"], b["mean_score"], c["mean_score"]) == (30.0, 20.0, 10.0)
     assert a["rating"] > b["rating"] > c["rating"]
+    assert a["rating_ci"][0] <= a["rating"] <= a["rating_ci"][1]
+    assert sum(row["rating"] for row in (a, b, c)) == pytest.approx(0, abs=1e-9)  # the mean entry is 0
     assert a["seconds_per_decision"] == pytest.approx(0.1)
     table = result.table()
     assert "0:a" in table and "1.000" in table and "truncated by the turn cap: 0" in table
+    assert f"{a['rating']:+.0f} [" in table and "Plackett-Luce" in table
+
+
+def test_an_unrated_result_reports_no_rating():
+    result = run_arena(["greedy", "random"], 2, 4, seed=1, rate=False)
+    assert result.ratings is None
+    assert all(row["rating"] is None and row["rating_ci"] is None for row in result.entry_stats())
+    assert "Plackett-Luce" not in result.table()
+    assert result.to_csv().splitlines()[1].split(",")[6:9] == ["", "", ""]  # rating, its interval
 
 
 def test_seat_rotation_matches_games_played_by_hand():
@@ -274,13 +282,20 @@ def test_ladder_rates_a_hero_against_each_opponent(tmp_path, capsys):
     out = tmp_path / "ladder.json"
     assert ladder_main(["--hero", "greedy", "--opponents", "random,banker", "--players", "3,4",
                         "--games", "12", "--seed", "3", "--json", str(out)]) == 0
-    rows = json.loads(out.read_text())
+    ladder = json.loads(out.read_text())
+    rows = ladder["pairings"]
     assert [(r["players"], r["hero"], r["opponent"]) for r in rows] == [
         (3, "greedy", "random"), (3, "greedy", "banker"), (4, "greedy", "random"), (4, "greedy", "banker")]
     for row in rows:
         assert row["games"] % row["players"] == 0 and row["games"] >= 12  # whole seat-rotated deals
         assert 0.0 <= row["win_ci"][0] <= row["win_rate"] <= row["win_ci"][1] <= 1.0
-    assert "3p   greedy vs 2 x random" in capsys.readouterr().out
+        assert row["rating_ci"][0] <= row["rating"] <= row["rating_ci"][1]
+    for n in (3, 4):  # one rating per bot and table size, best first
+        table = [r for r in ladder["ratings"] if r["players"] == n]
+        assert sorted(r["name"] for r in table) == ["banker", "greedy", "random"]
+        assert [r["rating"] for r in table] == sorted((r["rating"] for r in table), reverse=True)
+    out = capsys.readouterr().out
+    assert "3p   greedy vs 2 x random" in out and "3p  ladder ratings" in out
 
 
 @pytest.mark.parametrize("argv, message", [
