@@ -1,10 +1,13 @@
 """Bots for *Startups* behind one batch interface, and the arena that ranks them.
 
 ``make_agent(name)`` builds ``random``, ``greedy``, ``banker``, ``search`` or ``ppo``
-(``ppo:PATH`` for a checkpoint); ``python -m startups_env.agents.arena`` plays seat-rotated duplicate
-tournaments between them.
+(``ppo:PATH`` for a checkpoint, ``sb3:PATH`` for a MaskablePPO zip, ``module:callable``
+for an outside bot; see :mod:`startups_env.agents.registry`);
+``python -m startups_env.agents.arena`` plays seat-rotated duplicate tournaments between them.
 """
 
-from .base import AGENT_NAMES, Agent, PutDownLog, act_for_seats, make_agent, play_aec_game
+from .base import Agent, PutDownLog, act_for_seats, play_aec_game
+from .registry import AGENT_NAMES, UnknownAgentError, build_agent, make_agent, split_names
 
-__all__ = ["AGENT_NAMES", "Agent", "PutDownLog", "act_for_seats", "make_agent", "play_aec_game"]
+__all__ = ["AGENT_NAMES", "Agent", "PutDownLog", "UnknownAgentError", "act_for_seats", "build_agent", "make_agent",
+           "play_aec_game", "split_names"]

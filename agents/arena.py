@@ -17,9 +17,12 @@ resamples whole deals. Note that the games of one deal are correlated by design,
 Wilson interval (which assumes independent games) is conservative for comparisons between
 entries and approximate for a single entry.
 
-Agent specs: a name known to :func:`startups_env.agents.make_agent` (``random``, ``greedy``,
-``banker``, ``search``, ``ppo``, ``ppo:PATH``), optionally with constructor arguments in
-brackets, e.g. ``search[determinizations=8;rollout_epsilon=0.1]``.
+Agent specs (:mod:`startups_env.agents.registry`): a built-in bot (``random``, ``greedy``,
+``banker``, ``search``, ``ppo``), a checkpoint (``ppo:PATH``, ``sb3:PATH``) or an outside
+bot's factory (``module:callable``, importable from ``PYTHONPATH``), optionally with
+arguments in brackets, e.g. ``search[determinizations=8;rollout_epsilon=0.1]``. An outside
+bot plays a few trial positions first, so a broken one fails before the tournament; the
+``--json``, ``--csv`` and ``--plot`` files are written only once every game is played.
 """
 
 from __future__ import annotations
@@ -41,8 +44,9 @@ from startups_env.core import Simulator, check_seed, is_int, shuffled_decks
 from startups_env.files import atomic_write
 from startups_env.rules import DECK_SIZE, DEFAULT_TURN_CAP, MAX_PLAYERS, MIN_PLAYERS, Rules, pile_start
 
-from .base import Agent, PutDownLog, UnknownAgentError, act_for_seats, make_agent
+from .base import Agent, PutDownLog, act_for_seats
 from .ratings import Ratings, format_rating, rate
+from .registry import OutsideAgent, build_agent
 
 WILSON_Z = 1.959963984540054  # 95% two-sided
 
@@ -59,54 +63,6 @@ def wilson_interval(wins: int, n: int, z: float = WILSON_Z) -> tuple[float, floa
     lo = 0.0 if wins == 0 else max(0.0, center - half)
     hi = 1.0 if wins == n else min(1.0, center + half)
     return lo, hi
-
-
-def parse_agent_spec(spec: str) -> tuple[str, dict]:
-    """``"search[determinizations=8;rollout_epsilon=0.1]"`` -> ("search", {...}). Values are
-    parsed as int, float, true/false, else kept as strings."""
-    spec = spec.strip()
-    if not spec:
-        raise ValueError("empty agent name")
-    if "[" not in spec:
-        return spec, {}
-    if not spec.endswith("]"):
-        raise ValueError(f"bad agent spec {spec!r}: arguments go in brackets, e.g. search[determinizations=8]")
-    name, _, body = spec[:-1].partition("[")
-    kwargs: dict = {}
-    for item in filter(None, (p.strip() for p in body.split(";"))):
-        key, eq, raw = item.partition("=")
-        if not eq or not key.strip():
-            raise ValueError(f"bad agent argument {item!r} in {spec!r}: expected key=value")
-        kwargs[key.strip()] = _parse_value(raw.strip())
-    return name.strip(), kwargs
-
-
-def build_agent(spec: str, seed: int | None = None) -> Agent:
-    """The agent of a spec such as ``"greedy"``, ``"ppo:PATH"`` or
-    ``"search[determinizations=8]"`` (:func:`parse_agent_spec`, then ``make_agent``).
-    Specs are typed by users, so an argument the agent does not take, or a value it
-    refuses, is a ValueError naming the spec, like every other bad spec: in a line of
-    several specs the user must see which one is wrong (a missing ``ppo:PATH`` file stays
-    a FileNotFoundError)."""
-    name, kwargs = parse_agent_spec(spec)
-    try:
-        return make_agent(name, seed=seed, **kwargs)
-    except UnknownAgentError:
-        raise  # its message names the agent already
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"agent {spec.strip()!r}: {exc}") from None
-
-
-def _parse_value(raw: str):
-    low = raw.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    for cast in (int, float):
-        try:
-            return cast(raw)
-        except ValueError:
-            pass
-    return raw
 
 
 @dataclass
@@ -292,9 +248,13 @@ def _build_agents(agents, players: int, seed: int) -> tuple[list[Agent], list[st
             built.append(spec)
             names.append(spec.name)
             continue
+        if callable(spec):  # a plain policy f(obs, mask) -> actions
+            built.append(OutsideAgent(spec, getattr(spec, "__name__", None) or f"agent {i}"))
+            names.append(built[-1].name)
+            continue
         if not isinstance(spec, str):
-            raise ValueError(f"agent {i} must be a name or an Agent, got {spec!r}")
-        built.append(build_agent(spec, seed=int(seeds[i].generate_state(1)[0])))
+            raise ValueError(f"agent {i} must be a spec, an Agent or a callable f(obs, mask), got {spec!r}")
+        built.append(build_agent(spec, seed=int(seeds[i].generate_state(1)[0]), check_players=players))
         names.append(spec.strip())
     return built, names
 
@@ -305,7 +265,7 @@ def run_arena(agents, players: int, games: int, seed: int = 0, *, rules: Rules |
     """Play a seat-rotated duplicate tournament and return its :class:`ArenaResult`.
 
     agents: one entry per seat: agent specs (see the module doc), :class:`Agent` objects,
-        or a comma-separated string. Entries built from names get seeds derived from
+        plain policies ``f(obs, mask) -> actions``, or a comma-separated string of specs. Entries built from names get seeds derived from
         ``seed``; Agent objects are used as given (seed them yourself for reproducibility).
     players: table size (2-7); games: at least this many games are played (rounded up to a
         whole number of deals, one game per seat rotation).

@@ -1,4 +1,5 @@
-"""The batch agent interface, the agent factory and two drivers.
+"""The batch agent interface and two drivers (agents are built by name in
+:mod:`startups_env.agents.registry`, which no bot imports).
 
 An :class:`Agent` picks one legal action in each of B games at once from what its player
 may know: the observation vector (``startups_env.observe``) and, for agents that sample
@@ -31,10 +32,6 @@ from startups_env.rules import MAX_PLAYERS, NUM_ACTIONS
 
 if TYPE_CHECKING:  # pragma: no cover
     from startups_env.core import Simulator
-
-#: Names :func:`make_agent` knows (besides ``"ppo:PATH"``).
-AGENT_NAMES = ("random", "greedy", "banker", "search", "ppo")
-
 
 class Agent(abc.ABC):
     """A policy over a batch of games.
@@ -85,56 +82,6 @@ def check_act_inputs(obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.
     # at B=1, 70-110 us at B=4096 measured), several times the cost of the checks above and
     # 5-20% of the random bot's whole act; observe() never produces them.
     return obs.astype(np.float32, copy=False), mask
-
-
-def split_names(text: str) -> list[str]:
-    """The agent names of a comma-separated command-line list (``"greedy, random"``),
-    stripped, blanks dropped. Arguments inside brackets use ``;``, so a comma always
-    separates agents."""
-    return [name.strip() for name in str(text).split(",") if name.strip()]
-
-
-class UnknownAgentError(ValueError):
-    """:func:`make_agent` was given a name no agent has (the message names it and lists the
-    known ones)."""
-
-
-def make_agent(name: str, *, seed: int | None = None, **kwargs) -> Agent:
-    """An agent by name: ``"random"``, ``"greedy"``, ``"banker"``, ``"search"``, ``"ppo"``
-    (the shipped policy) or ``"ppo:PATH"`` (a checkpoint). kwargs go to the agent's
-    constructor (e.g. ``make_agent("search", determinizations=8)``)."""
-    if not isinstance(name, str):
-        raise ValueError(f"agent name must be a string, got {name!r}")
-    key = name.strip()
-    if key == "random":
-        from .random_agent import RandomAgent
-
-        return RandomAgent(seed=seed, **kwargs)
-    if key == "greedy":
-        from .greedy import GreedyAgent
-
-        return GreedyAgent(seed=seed, **kwargs)
-    if key == "banker":
-        from .banker import BankerAgent
-
-        return BankerAgent(seed=seed, **kwargs)
-    if key == "search":
-        from .search import SearchAgent
-
-        return SearchAgent(seed=seed, **kwargs)
-    if key == "ppo" or key.startswith("ppo:"):
-        path = key[4:] if key.startswith("ppo:") else None
-        if path is not None and not path:
-            raise ValueError("agent 'ppo:' needs a checkpoint path after the colon, e.g. 'ppo:runs/x/model.pt'")
-        # Imported here so that every other agent works without torch.
-        try:
-            from .ppo import load_ppo_agent
-        except ImportError as exc:
-            raise ValueError(f"agent {name!r} needs PyTorch, which is not importable here ({exc}); "
-                             "install the project's 'train' extra") from exc
-
-        return load_ppo_agent(path, seed=seed, **kwargs)
-    raise UnknownAgentError(f"unknown agent {name!r}; known agents: {', '.join(AGENT_NAMES)} (or 'ppo:PATH')")
 
 
 class PutDownLog:

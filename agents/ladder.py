@@ -33,8 +33,8 @@ import numpy as np
 from startups_env.files import atomic_write
 
 from .arena import run_arena
-from .base import split_names
 from .ratings import format_rating, rate
+from .registry import split_names
 
 #: (hero, opponent) pairings; "search" games are the expensive ones.
 PAIRINGS = (

@@ -28,8 +28,8 @@ from startups_env.render import table_text
 from startups_env.replay import Recorder, describe_action
 from startups_env.rules import COMPANY_NAMES, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, Action, Rules, action_to_string
 
-from .arena import build_agent
-from .base import Agent, PutDownLog, act_for_seats, split_names
+from .base import Agent, PutDownLog, act_for_seats
+from .registry import build_agent, split_names
 
 QUIT_WORDS = ("quit", "exit", "q")
 HELP_WORDS = ("help", "?", "h", "moves")
@@ -166,7 +166,8 @@ def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = inp
         seeds = np.random.SeedSequence(args.seed).spawn(len(names) + 1)
         bots = []
         for spec, child in zip(names, seeds[1:]):
-            bots.append(build_agent(spec, seed=int(child.generate_state(1)[0])))  # e.g. search[determinizations=8]
+            # e.g. search[determinizations=8]; an outside bot plays trial positions first
+            bots.append(build_agent(spec, seed=int(child.generate_state(1)[0]), check_players=args.players))
     except (ValueError, TypeError, ImportError, OSError) as e:  # bad names, arguments, missing weights
         say(f"error: {e}")
         return 2

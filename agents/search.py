@@ -221,12 +221,14 @@ class SearchAgent(Agent):
             ``"random"`` (uniformly random legal moves; the searching seat still plays
             greedy). Under the random model a put-down says nothing about its player's
             hand, so hands are not read (as with ``infer_hands=False``).
-        rollout_policy: how the rollouts play the searching seat's own later moves:
-            ``"greedy"`` (default), an agent name such as ``"ppo"`` or ``"ppo:PATH"``, or
-            an :class:`~startups_env.agents.base.Agent` that acts from observations alone; it plays from
-            the seat's observation of the sampled world. A stronger own policy values each
-            candidate by what the seat would really go on to do. The policy draws from the
-            search's generator (it is reseeded with it, here and by :meth:`seed`).
+        rollout_policy: how the rollouts play the searching seat's own later moves: None
+            (default) for greedy, like every other seat, or an
+            :class:`~startups_env.agents.base.Agent` that acts from observations alone; it
+            plays from the seat's observation of the sampled world. A stronger own policy
+            values each candidate by what the seat would really go on to do. The policy
+            draws from the search's generator (it is reseeded with it, here and by
+            :meth:`seed`). By name: ``make_agent("search", rollout_policy="ppo")``, or
+            ``search[rollout_policy=ppo]`` on a command line (the registry builds it).
     """
 
     name = "search"
@@ -241,7 +243,7 @@ class SearchAgent(Agent):
                  rules: Rules | None = None, max_rollouts: int = 1 << 16, greedy: GreedyParams | None = None,
                  turn_puts: int = 3, halving_width: int = 8, infer_hands: bool = True,
                  inference_temperature: float = 0.5, inference_oversample: int = 6,
-                 opponent_model: str = "greedy", rollout_policy: str | Agent = "greedy"):
+                 opponent_model: str = "greedy", rollout_policy: Agent | None = None):
         super().__init__(seed)
         for label, number, low in (("determinizations", determinizations, 1), ("rollouts", rollouts, 1),
                                    ("max_rollouts", max_rollouts, 1), ("halving_rounds", halving_rounds, 0),
@@ -505,16 +507,15 @@ class SearchAgent(Agent):
 
 
 def _rollout_policy(policy, rng: np.random.Generator) -> Agent | None:
-    """The agent for ``SearchAgent(rollout_policy=...)``; None for ``"greedy"`` (the
-    rollouts' default policy for every seat)."""
-    if isinstance(policy, str):
-        if policy.strip() == "greedy":
-            return None
-        from .base import make_agent  # (startups_env.agents.base builds this module's agent by name)
-
-        policy = make_agent(policy)
+    """The agent for ``SearchAgent(rollout_policy=...)``, reseeded with the search's
+    generator; None stays None (greedy rollouts for every seat)."""
+    if policy is None:
+        return None
+    if isinstance(policy, str):  # names are the registry's business: this module does not import it
+        raise ValueError(f"rollout_policy must be an Agent or None, got the name {policy!r}; build it by name with "
+                         f"startups_env.agents.make_agent('search', rollout_policy={policy!r})")
     if not isinstance(policy, Agent):
-        raise ValueError(f"rollout_policy must be 'greedy', an agent name such as 'ppo' or an Agent, got {policy!r}")
+        raise ValueError(f"rollout_policy must be an Agent or None (greedy), got {policy!r}")
     if policy.needs_public_state:
         raise ValueError(f"rollout_policy {policy.name!r} needs the public state; rollouts give a policy its "
                          "observation only (use e.g. 'ppo')")

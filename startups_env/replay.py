@@ -348,7 +348,7 @@ def record_game(
 
     policy: None (uniform random legal moves from ``seed``); a sequence of per-seat
         agents (objects with ``act(obs, mask, public=None)``, e.g. from
-        ``startups_env.agents.base.make_agent``); or a callable ``policy(sim) -> action`` given the
+        ``startups_env.agents.make_agent``); or a callable ``policy(sim) -> action`` given the
         one-game Simulator (e.g. ``lambda sim: act_for_seats(sim, agents)[0]``).
     seed: shuffles the deck(s) (and drives the random policy); decks: explicit deck(s).
     players: names stored in the log (default: the agents' ``name`` attributes).
@@ -381,7 +381,7 @@ def record_game(
         # separate ``agents`` package, which this module does not depend on.
         for seat, agent in enumerate(agents):
             if not callable(getattr(agent, "act", None)):
-                hint = f"; build it with startups_env.agents.base.make_agent({agent!r})" if isinstance(agent, str) else ""
+                hint = f"; build it with startups_env.agents.make_agent({agent!r})" if isinstance(agent, str) else ""
                 raise ValueError(f"policy[{seat}] must be an agent with act(obs, mask, public=None), "
                                  f"got {type(agent).__name__} {agent!r}{hint}")
         if players is None:

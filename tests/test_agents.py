@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 
 from startups_env.agents import Agent, act_for_seats, make_agent, play_aec_game
-from startups_env.agents.base import AGENT_NAMES
+from startups_env.agents.registry import AGENT_NAMES
 from startups_env.agents.features import features, state_features
 from startups_env.agents.greedy import GreedyParams, greedy_scores
 from startups_env.agents.random_agent import uniform_legal
-from startups_env.agents.base import PutDownLog, split_names
+from startups_env.agents.base import PutDownLog
+from startups_env.agents.registry import split_names
 from startups_env.agents.search import (SearchAgent, WorldPool, _reshuffle_hidden_deck, _resample, determinize,
                            put_down_log_likelihood)
 from startups_env import Rules, Simulator
@@ -349,12 +350,18 @@ def test_search_rollout_policy_plays_the_searching_seat_in_the_rollouts():
 
 def test_search_rollout_policy_is_checked_and_reseeded_with_the_search():
     with pytest.raises(ValueError, match="needs the public state"):
-        SearchAgent(rollout_policy="search")
+        make_agent("search", rollout_policy="search")
+    with pytest.raises(ValueError, match="needs the public state"):
+        SearchAgent(rollout_policy=make_agent("search"))
     with pytest.raises(ValueError, match="unknown agent"):
-        SearchAgent(rollout_policy="gredy")
+        make_agent("search", rollout_policy="gredy")
     with pytest.raises(ValueError, match="rollout_policy must be"):
         SearchAgent(rollout_policy=3)
-    assert SearchAgent(rollout_policy=" greedy").rollout_policy is None
+    # The search module builds nothing by name (it does not import the registry).
+    with pytest.raises(ValueError, match=r"rollout_policy must be an Agent.*make_agent\('search', rollout_policy='ppo'\)"):
+        SearchAgent(rollout_policy="ppo")
+    assert make_agent("search", rollout_policy=" greedy").rollout_policy is None
+    assert SearchAgent().rollout_policy is None
     own = make_agent("random")
     agent = SearchAgent(seed=4, rollout_policy=own)
     assert own.rng is agent.rng

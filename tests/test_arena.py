@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from startups_env.agents import Agent, act_for_seats, make_agent
-from startups_env.agents.arena import (ArenaResult, build_agent, main, parse_agent_spec, played_share,
-                          run_arena, wilson_interval)
+from startups_env.agents.arena import ArenaResult, main, played_share, run_arena, wilson_interval
+from startups_env.agents.registry import build_agent, parse_agent_spec
 from startups_env.agents.random_agent import uniform_legal
 from startups_env import Rules, Simulator
 from startups_env.core import shuffled_decks

@@ -295,7 +295,7 @@ def test_agents_refuse_bad_seeds_by_name(name):
 
 
 def test_build_agent_names_the_spec_once():
-    from startups_env.agents.arena import build_agent
+    from startups_env.agents.registry import build_agent
 
     with pytest.raises(ValueError, match=r"^unknown agent 'nobody'; known agents"):
         build_agent("nobody")

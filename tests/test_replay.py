@@ -78,7 +78,7 @@ def test_golden_games_replay_from_logs(index):
 
 
 def test_record_with_agents_and_callables():
-    from startups_env.agents.base import act_for_seats, make_agent
+    from startups_env.agents import act_for_seats, make_agent
 
     agents = [make_agent("random", seed=i) for i in range(3)]
     log = record_game(agents, Rules(num_players=3), seed=5)

@@ -43,8 +43,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from startups_env.agents.arena import build_agent
-from startups_env.agents.base import PutDownLog, act_for_seats, split_names
+from startups_env.agents.base import PutDownLog, act_for_seats
+from startups_env.agents.registry import build_agent, split_names
 from startups_env.agents.features import features
 from startups_env.agents.greedy import greedy_actions
 from startups_env.agents.ppo import ActorCritic, checkpoint_dict

@@ -20,29 +20,14 @@ import os
 import sys
 import time
 
-import numpy as np
 import torch
 
-from startups_env.agents.arena import build_agent, run_arena
-from startups_env.agents.base import Agent, check_act_inputs, split_names
+from startups_env.agents.arena import run_arena
+from startups_env.agents.registry import build_agent, split_names
+from startups_env.agents.sb3 import SB3Agent
 from startups_env.rules import Rules
 from startups_env.vector import StartupsVecEnv
 from startups_env.train.selfplay import Args, atomic_write_text, train
-
-
-class SB3Agent(Agent):
-    """Arena adapter for a trained MaskablePPO (argmax, observations normalised as in training)."""
-
-    name = "sb3"
-
-    def __init__(self, model, normalizer):
-        super().__init__(0)
-        self.model, self.normalizer = model, normalizer
-
-    def act(self, obs, mask, public=None):
-        obs, mask = check_act_inputs(obs, mask)
-        actions, _ = self.model.predict(self.normalizer.normalize_obs(obs), action_masks=mask, deterministic=True)
-        return np.asarray(actions, np.int64)
 
 
 class WallClock:

@@ -78,8 +78,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from startups_env.agents.arena import build_agent, run_arena
-from startups_env.agents.base import split_names
+from startups_env.agents.arena import run_arena
+from startups_env.agents.registry import build_agent, split_names
 from startups_env.agents.ppo import ActorCritic, PPOAgent, checkpoint_dict, model_from_checkpoint, read_checkpoint
 from startups_env.files import atomic_write
 from startups_env.observe import OBS_DIM

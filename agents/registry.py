@@ -1,0 +1,307 @@
+"""Agents by name: the one place that turns a name or a command-line spec into an agent.
+
+    make_agent("greedy", seed=1)                      # a built-in bot by name
+    build_agent("search[determinizations=8]", seed=1) # a spec as typed on a command line
+    build_agent("mybot:make_bot", seed=1)             # an outside bot (see below)
+
+No bot module imports this one (it imports them, each only when asked for it), so the
+bots form no import circle with their factory. A bot that is built from another, such as
+the search bot's ``rollout_policy``, is given the built agent: this module builds it from
+its name.
+
+**Specs.** A spec is a name, optionally followed by constructor arguments in brackets,
+separated by ``;`` (commas separate the agents of a command-line list):
+``search[determinizations=8;opponent_model=random]``. Values are read as int, float,
+true/false, else kept as strings. The names:
+
+* ``random``, ``greedy``, ``banker``, ``search``, ``ppo`` (the shipped policy): the
+  built-in bots (:data:`AGENT_NAMES`);
+* ``ppo:PATH``: a checkpoint of ``startups_env.train.selfplay``;
+* ``sb3:PATH``: a ``sb3_contrib.MaskablePPO`` ``.zip`` trained on
+  :class:`~startups_env.vector.StartupsVecEnv` (needs the ``train`` extra); it plays its
+  most likely legal action (``deterministic=True``: SB3 would sample from torch's global
+  generator). A model trained behind ``VecNormalize`` needs its statistics too: build a
+  :class:`~startups_env.agents.sb3.SB3Agent` with them in an outside bot's factory;
+* ``module:callable``, an *outside bot*: ``module`` a dotted Python module name that
+  ``import`` finds (on ``PYTHONPATH``; ``python -m`` also looks in the current folder)
+  and ``callable`` an identifier in it, e.g. ``mybot:make_bot`` or
+  ``lab.bots:Strong``. The prefixes ``ppo:`` and ``sb3:`` are read first, so a module
+  named ``ppo`` or ``sb3`` cannot be an outside bot. The callable is a factory: it is
+  called with ``seed=`` (an int, or None) and the spec's bracketed arguments, and
+  returns an :class:`~startups_env.agents.base.Agent`, or a plain batched policy
+  ``f(obs, mask) -> actions`` (obs float32[B, OBS_DIM], mask bool[B, 19], actions
+  int[B], one legal action per row). Either is wrapped in an :class:`OutsideAgent`,
+  which turns what the bot raises, and actions of the wrong type or shape, into
+  ValueErrors naming the bot; the drivers check that the actions are legal.
+
+A PettingZoo-style per-agent policy ``policy(observation) -> action``, taking the AEC
+env's observation dict (``{"observation": float32[OBS_DIM], "action_mask": int8[19]}``),
+becomes a batched one by a loop over the rows::
+
+    import numpy as np
+
+    def make_bot(seed=None):
+        policy = MyPolicy(seed)                       # your per-agent policy
+        def act(obs, mask):
+            return np.array([policy({"observation": o, "action_mask": m.astype(np.int8)})
+                             for o, m in zip(obs, mask)], np.int64)
+        return act
+
+:func:`build_agent` with ``check_players`` (the arena and ``startups_env.agents.play`` pass
+their table size) first plays a throwaway copy of an outside bot on a few positions of
+trial games, so that a bot that fails, or returns illegal, mistyped or mis-shaped actions,
+is reported before a tournament starts rather than in the middle of one.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+
+import numpy as np
+
+from startups_env.core import Simulator
+from startups_env.rules import Rules
+
+from .base import Agent, PutDownLog, act_for_seats
+
+#: The built-in bots :func:`make_agent` knows by name (besides ``ppo:PATH``, ``sb3:PATH``
+#: and outside bots, ``module:callable``).
+AGENT_NAMES = ("random", "greedy", "banker", "search", "ppo")
+
+#: ``module:callable``: a dotted module name, a colon, an identifier (``ppo:`` and
+#: ``sb3:`` are read first).
+OUTSIDE_SPEC = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*")
+
+#: Decisions a trial game of :func:`check_agent` asks for, in batches of each size: enough
+#: for every seat of a 7-player table to take and put down twice.
+TRIAL_STEPS = 28
+TRIAL_BATCHES = (1, 3)
+
+
+class UnknownAgentError(ValueError):
+    """:func:`make_agent` was given a name no agent has (the message names it and lists the
+    known ones)."""
+
+
+def split_names(text: str) -> list[str]:
+    """The agent names of a comma-separated command-line list (``"greedy, random"``),
+    stripped, blanks dropped. Arguments inside brackets use ``;``, so a comma always
+    separates agents."""
+    return [name.strip() for name in str(text).split(",") if name.strip()]
+
+
+def parse_agent_spec(spec: str) -> tuple[str, dict]:
+    """``"search[determinizations=8;rollout_epsilon=0.1]"`` -> ("search", {...}). Values are
+    parsed as int, float, true/false, else kept as strings."""
+    spec = spec.strip()
+    if not spec:
+        raise ValueError("empty agent name")
+    if "[" not in spec:
+        return spec, {}
+    if not spec.endswith("]"):
+        raise ValueError(f"bad agent spec {spec!r}: arguments go in brackets, e.g. search[determinizations=8]")
+    name, _, body = spec[:-1].partition("[")
+    kwargs: dict = {}
+    for item in filter(None, (p.strip() for p in body.split(";"))):
+        key, eq, raw = item.partition("=")
+        if not eq or not key.strip():
+            raise ValueError(f"bad agent argument {item!r} in {spec!r}: expected key=value")
+        kwargs[key.strip()] = _parse_value(raw.strip())
+    return name.strip(), kwargs
+
+
+def _parse_value(raw: str):
+    low = raw.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for cast in (int, float):
+        try:
+            return cast(raw)
+        except ValueError:
+            pass
+    return raw
+
+
+def is_outside_spec(name: str) -> bool:
+    """Whether ``name`` (a spec without its brackets) names a bot from outside the package:
+    ``sb3:PATH`` or ``module:callable``."""
+    key = name.strip()
+    return key.startswith("sb3:") or (not key.startswith("ppo:") and OUTSIDE_SPEC.fullmatch(key) is not None)
+
+
+def make_agent(name: str, *, seed: int | None = None, **kwargs) -> Agent:
+    """An agent by name (see the module docstring): ``"random"``, ``"greedy"``,
+    ``"banker"``, ``"search"``, ``"ppo"`` (the shipped policy), ``"ppo:PATH"`` (a
+    checkpoint), ``"sb3:PATH"`` (a MaskablePPO zip) or ``"module:callable"`` (an outside
+    bot's factory). kwargs go to the agent's constructor or factory (e.g.
+    ``make_agent("search", determinizations=8)``); the search bot's ``rollout_policy`` may
+    be a name, built here."""
+    if not isinstance(name, str):
+        raise ValueError(f"agent name must be a string, got {name!r}")
+    key = name.strip()
+    if key == "random":
+        from .random_agent import RandomAgent
+
+        return RandomAgent(seed=seed, **kwargs)
+    if key == "greedy":
+        from .greedy import GreedyAgent
+
+        return GreedyAgent(seed=seed, **kwargs)
+    if key == "banker":
+        from .banker import BankerAgent
+
+        return BankerAgent(seed=seed, **kwargs)
+    if key == "search":
+        from .search import SearchAgent
+
+        if "rollout_policy" in kwargs:
+            kwargs["rollout_policy"] = _rollout_policy(kwargs["rollout_policy"])
+        return SearchAgent(seed=seed, **kwargs)
+    if key == "ppo" or key.startswith("ppo:"):
+        path = key[4:] if key.startswith("ppo:") else None
+        if path is not None and not path:
+            raise ValueError("agent 'ppo:' needs a checkpoint path after the colon, e.g. 'ppo:runs/x/model.pt'")
+        # Imported here so that every other agent works without torch.
+        try:
+            from .ppo import load_ppo_agent
+        except ImportError as exc:
+            raise ValueError(f"agent {name!r} needs PyTorch, which is not importable here ({exc}); "
+                             "install the project's 'train' extra") from exc
+
+        return load_ppo_agent(path, seed=seed, **kwargs)
+    if key.startswith("sb3:"):
+        if not key[4:]:
+            raise ValueError("agent 'sb3:' needs a MaskablePPO .zip after the colon, e.g. 'sb3:runs/sb3/model.zip'")
+        from .sb3 import load_sb3_agent
+
+        return load_sb3_agent(key[4:], seed=seed, **kwargs)
+    if OUTSIDE_SPEC.fullmatch(key):
+        return _outside_agent(key, seed, kwargs)
+    raise UnknownAgentError(f"unknown agent {name!r}; known agents: {', '.join(AGENT_NAMES)} "
+                            "(or 'ppo:PATH', 'sb3:PATH', or an outside bot's 'module:callable')")
+
+
+def build_agent(spec: str, seed: int | None = None, *, check_players: int | None = None) -> Agent:
+    """The agent of a spec such as ``"greedy"``, ``"ppo:PATH"``,
+    ``"search[determinizations=8]"`` or ``"mybot:make_bot[level=2]"``
+    (:func:`parse_agent_spec`, then :func:`make_agent`).
+
+    Specs are typed by users, so an argument the agent does not take, or a value it
+    refuses, is a ValueError naming the spec, like every other bad spec: in a line of
+    several specs the user must see which one is wrong (a missing ``ppo:PATH`` or
+    ``sb3:PATH`` file stays a FileNotFoundError).
+
+    check_players: for an outside bot (``module:callable``, ``sb3:PATH``), a table size:
+    a second copy, built alike, first plays trial games of that size (:func:`check_agent`)
+    and is thrown away, so the agent returned has not played yet (its results are those of
+    an unchecked one)."""
+    name, kwargs = parse_agent_spec(spec)
+    label = spec.strip()
+    try:
+        agent = make_agent(name, seed=seed, **kwargs)
+        if check_players is not None and is_outside_spec(name):
+            check_agent(make_agent(name, seed=seed, **kwargs), check_players)
+    except UnknownAgentError:
+        raise  # its message names the agent already
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"agent {label!r}: {exc}") from None
+    if isinstance(agent, OutsideAgent):
+        agent.name = label
+    return agent
+
+
+def check_agent(agent: Agent, players: int) -> None:
+    """Play ``agent`` in every seat of trial games of ``players`` players (batches of 1
+    and 3 games, :data:`TRIAL_STEPS` decisions each); a ValueError says what went wrong if it
+    raises or returns an illegal, mistyped or mis-shaped action. The agent's generator and
+    any state it keeps move on: check a copy of the agent you will use."""
+    rules = Rules(num_players=players)
+    for games in TRIAL_BATCHES:
+        sim = Simulator(rules, games, seed=games)
+        log = PutDownLog(games) if agent.reads_put_downs else None
+        for _ in range(TRIAL_STEPS):
+            try:
+                actions = act_for_seats(sim, [agent] * players, log=log)
+            except ValueError as exc:
+                raise ValueError(f"failed on a trial game ({players} players, {games} game(s) at once) "
+                                 f"before any real game: {exc}") from None
+            sim.step(actions)
+
+
+class OutsideAgent(Agent):
+    """An outside bot in the :class:`~startups_env.agents.base.Agent` interface: ``policy``
+    is an Agent, or a plain batched callable ``f(obs, mask) -> actions`` (one with a true
+    ``needs_public_state`` attribute is also passed ``public=``, like an Agent).
+
+    Whatever the bot raises becomes a ValueError naming it, and so do actions that are not
+    an int array of one action per game; legality is checked by the drivers, which know
+    the games."""
+
+    def __init__(self, policy, name: str, seed: int | None = None):
+        super().__init__(seed)
+        self.policy = policy
+        self.name = name
+        self.needs_public_state = bool(getattr(policy, "needs_public_state", False))
+        self.reads_put_downs = bool(getattr(policy, "reads_put_downs", False))
+        self._act = policy.act if isinstance(policy, Agent) else policy
+
+    def seed(self, seed) -> None:
+        super().seed(seed)
+        if isinstance(self.policy, Agent):
+            self.policy.seed(seed)
+
+    def act(self, obs, mask, public=None, **extra):
+        if public is not None:
+            extra["public"] = public
+        try:
+            chosen = self._act(obs, mask, **extra)
+        except Exception as exc:  # any failure of someone else's code, told apart from ours
+            raise ValueError(f"agent {self.name!r} raised {type(exc).__name__}: {exc}") from exc
+        chosen = np.asarray(chosen)
+        rows = np.shape(mask)[0]
+        if chosen.dtype.kind not in "iu":
+            raise ValueError(f"agent {self.name!r} returned {chosen.dtype} actions {chosen.ravel()[:5].tolist()}; "
+                             "actions are ints (the action ids 0-18)")
+        if chosen.shape != (rows,):
+            raise ValueError(f"agent {self.name!r} returned actions of shape {list(chosen.shape)} for {rows} "
+                             f"games; expected [{rows}], one action per game")
+        return chosen.astype(np.int64, copy=False)
+
+
+def _outside_agent(key: str, seed: int | None, kwargs: dict) -> OutsideAgent:
+    """The agent of an outside bot's ``module:callable``: its factory called with ``seed=``
+    and ``kwargs``, wrapped in an :class:`OutsideAgent`."""
+    module_name, _, attr = key.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:  # ModuleNotFoundError, or whatever the module's own code raises
+        raise ValueError(f"cannot import module {module_name!r} ({type(exc).__name__}: {exc}); an outside bot's "
+                         f"module must be importable: put its folder on PYTHONPATH "
+                         f"(now {os.environ.get('PYTHONPATH', 'unset')!r})") from exc
+    factory = getattr(module, attr, None)
+    if factory is None:
+        raise ValueError(f"module {module_name!r} ({getattr(module, '__file__', '?')}) has no {attr!r}")
+    if not callable(factory):
+        raise ValueError(f"{key} is a {type(factory).__name__}, not a factory to call with seed=")
+    call = f"{key}({', '.join([f'seed={seed!r}'] + [f'{k}={v!r}' for k, v in kwargs.items()])})"
+    try:
+        policy = factory(seed=seed, **kwargs)
+    except Exception as exc:
+        raise ValueError(f"{call} raised {type(exc).__name__}: {exc}") from exc
+    if not (isinstance(policy, Agent) or callable(policy)):
+        raise ValueError(f"{call} returned a {type(policy).__name__}; a factory returns an Agent "
+                         "or a callable f(obs, mask) -> actions")
+    return OutsideAgent(policy, key, seed)
+
+
+def _rollout_policy(policy):
+    """The search bot's ``rollout_policy`` from a name: None for ``"greedy"`` (its default);
+    another name is built with no seed (the search reseeds it with its own generator);
+    anything else is passed on for the search to check."""
+    if not isinstance(policy, str):
+        return policy
+    if policy.strip() == "greedy":
+        return None
+    return make_agent(policy)

@@ -1,0 +1,389 @@
+"""The agent registry: no import circle between the bots and their factory, outside bots by
+``module:callable`` and ``sb3:PATH``, and a clear error (before any game, and before any
+file is written) for a bot that cannot be built or plays badly."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from startups_env import Rules, Simulator
+from startups_env.agents import Agent, make_agent
+from startups_env.agents.arena import main as arena_main
+from startups_env.agents.arena import run_arena
+from startups_env.agents.registry import (TRIAL_BATCHES, TRIAL_STEPS, OutsideAgent, UnknownAgentError, build_agent,
+                                          check_agent, is_outside_spec)
+from startups_env.agents.search import SearchAgent
+from startups_env.observe import observe
+
+ROOT = Path(__file__).resolve().parents[1]
+AGENTS = ROOT / "agents"
+MODULES = sorted(path.stem for path in AGENTS.glob("*.py") if path.stem != "__init__")
+#: The modules that build agents by name; every other module of agents/ is a bot or a bot's part.
+REGISTRY_USERS = {"__init__", "registry", "arena", "ladder", "play"}
+
+
+# ----------------------------------------------------------------------------- import graph
+
+def _agents_imports(path: Path) -> set[str]:
+    """The modules of agents/ that ``path`` imports (anywhere in the file, lazy imports
+    included): ``from .x import``, ``from . import x``, ``startups_env.agents.x``."""
+    modules = set(MODULES)
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level > 1:
+                continue  # from .. : outside agents/
+            base = "startups_env.agents" + (f".{node.module}" if node.module else "") if node.level else node.module
+            if base == "startups_env.agents":  # from . import x: x is a module, or a name of __init__
+                targets = [f"{base}.{alias.name}" if alias.name in modules else base for alias in node.names]
+            else:
+                targets = [base]
+        else:
+            continue
+        for target in targets:
+            if target == "startups_env.agents":
+                found.add("__init__")
+            elif target.startswith("startups_env.agents.") and target.split(".")[2] in modules:
+                found.add(target.split(".")[2])
+    return found
+
+
+def test_the_import_graph_of_agents_has_no_cycle():
+    graph = {path.stem: _agents_imports(path) - {path.stem} for path in AGENTS.glob("*.py")}
+    assert graph["arena"] >= {"base", "registry"} and "search" in graph["registry"]  # the parser sees imports
+    importers = {name for name, targets in graph.items() if "registry" in targets}
+    assert importers <= REGISTRY_USERS, f"bot modules import the registry: {sorted(importers - REGISTRY_USERS)}"
+    state: dict[str, str] = {}
+
+    def visit(node: str, trail: list[str]) -> None:
+        state[node] = "open"  # on the path being followed (trail)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == "open":
+                pytest.fail(f"import cycle in agents/: {' -> '.join(trail[trail.index(nxt):] + [nxt])}")
+            if nxt not in state:
+                visit(nxt, trail + [nxt])
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_each_agents_module_imports_on_its_own(module):
+    """A fresh interpreter imports the module first: an import circle would fail here
+    whichever module of the circle comes first."""
+    done = subprocess.run([sys.executable, "-c", f"import startups_env.agents.{module}"], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+# ----------------------------------------------------------------------------- outside bots
+
+BOT = textwrap.dedent('''
+    """An outside bot for the tests: legal random moves, or one way of failing."""
+    import numpy as np
+
+    from startups_env.agents import Agent
+
+    calls = []
+
+
+    def make_bot(seed=None, mode="ok", after=0):
+        rng = np.random.default_rng(seed)
+        made = []
+
+        def act(obs, mask):
+            made.append(1)
+            if len(made) > after:
+                if mode == "raise":
+                    raise RuntimeError("boom")
+                if mode == "float":
+                    return mask.argmax(axis=1).astype(float)
+                if mode == "shape":
+                    return mask.argmax(axis=1)[:, None]
+                if mode == "illegal":
+                    return (~mask).argmax(axis=1)
+            keys = np.where(mask, rng.random(mask.shape), -1.0)
+            return keys.argmax(axis=1)
+
+        return act
+
+
+    class FirstLegal(Agent):
+        name = "first"
+
+        def act(self, obs, mask, public=None):
+            return np.asarray(mask).argmax(axis=1)
+
+
+    def make_agent_bot(seed=None):
+        return FirstLegal(seed=seed)
+
+
+    def broken_factory(seed=None):
+        raise RuntimeError("no weights here")
+
+
+    def not_a_policy(seed=None):
+        return 42
+
+
+    NOT_CALLABLE = 3
+''')
+
+
+@pytest.fixture
+def bot_module(tmp_path, monkeypatch, request):
+    """A bot module with a name of its own (imported modules are cached) on sys.path."""
+    name = "outside_bot_" + "".join(c if c.isalnum() else "_" for c in request.node.name)
+    (tmp_path / f"{name}.py").write_text(BOT)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield name
+    sys.modules.pop(name, None)
+
+
+def test_outside_spec_rule():
+    for spec in ("mybot:make_bot", "lab.bots:Strong", "_x.y_2:f", "sb3:model.zip", "sb3:runs/a b/m.zip"):
+        assert is_outside_spec(spec), spec
+    for spec in ("ppo", "ppo:runs/x/policy.pt", "ppo:model", "greedy", "mybot", "my-bot:make", "mybot:make.more",
+                 "mybot:", ":make", "1bot:make", "C:/bots/x.py"):
+        assert not is_outside_spec(spec), spec
+
+
+def test_outside_callable_plays_in_the_arena_with_its_seed(bot_module):
+    spec = f"{bot_module}:make_bot"
+    one = run_arena([spec, "greedy", "random"], 3, 6, seed=2, rate=False)
+    assert one.names[0] == spec and one.decisions[0] > 0
+    assert np.array_equal(one.ranks, run_arena([spec, "greedy", "random"], 3, 6, seed=2, rate=False).ranks)
+    # The checked copy is thrown away: the entry plays as if it had never been checked.
+    seed = int(np.random.SeedSequence(2).spawn(4)[1].generate_state(1)[0])
+    unchecked = make_agent(spec, seed=seed)
+    assert isinstance(unchecked, OutsideAgent) and unchecked.name == spec
+    again = run_arena([unchecked, "greedy", "random"], 3, 6, seed=2, rate=False)
+    assert np.array_equal(one.ranks, again.ranks) and np.array_equal(one.scores, again.scores)
+
+
+def test_outside_agent_and_bracketed_arguments(bot_module):
+    agent = build_agent(f"{bot_module}:make_agent_bot", seed=1, check_players=4)
+    assert isinstance(agent, OutsideAgent) and isinstance(agent.policy, Agent)
+    assert agent.name == f"{bot_module}:make_agent_bot"
+    assert build_agent(f"{bot_module}:make_bot[mode=ok;after=3]").name == f"{bot_module}:make_bot[mode=ok;after=3]"
+    result = run_arena([f"{bot_module}:make_agent_bot", "random"], 2, 4, seed=0, rate=False)
+    assert result.games == 4
+
+
+def test_run_arena_takes_a_plain_callable():
+    def first_legal(obs, mask):
+        return mask.argmax(axis=1)
+
+    result = run_arena([first_legal, "random", "random"], 3, 3, seed=1, rate=False)
+    assert result.names[0] == "first_legal" and result.decisions[0] > 0
+
+
+@pytest.mark.parametrize("suffix, message", [
+    (":make_bot[mode=raise]", r"raised RuntimeError: boom"),
+    (":make_bot[mode=float]", r"returned float64 actions .* actions are ints"),
+    (":make_bot[mode=shape]", r"returned actions of shape \[\d+, 1\] for \d+ games"),
+    (":make_bot[mode=illegal]", r"chose illegal actions"),
+    (":broken_factory", r"broken_factory\(seed=\d+\) raised RuntimeError: no weights here"),
+    (":not_a_policy", r"returned a int; a factory returns an Agent or a callable"),
+    (":NOT_CALLABLE", r"is a int, not a factory"),
+    (":nothing_here", r"has no 'nothing_here'"),
+    (":make_bot[colour=red]", r"TypeError: make_bot\(\) got an unexpected keyword argument 'colour'"),
+])
+def test_a_bad_outside_bot_fails_before_the_tournament_and_writes_nothing(bot_module, tmp_path, capsys, suffix,
+                                                                          message):
+    out = tmp_path / "out"
+    spec = bot_module + suffix
+    with pytest.raises(SystemExit) as exc:
+        arena_main(["--players", "3", "--agents", f"greedy,{spec},random", "--games", "30", "--json",
+                    str(out / "r.json"), "--csv", str(out / "r.csv"), "--no-progress"])
+    assert exc.value.code == 2
+    err = capsys.readouterr()
+    assert f"agent {spec!r}: " in err.err and "Traceback" not in err.err
+    assert re.search(message, err.err), err.err
+    if "mode=" in suffix:
+        assert "on a trial game (3 players" in err.err and "before any real game" in err.err
+    assert "win rate" not in err.out and not out.exists()
+
+
+def test_a_module_that_does_not_import_is_a_clear_error(tmp_path, capsys):
+    with pytest.raises(ValueError, match=r"^agent 'no_such_bot_module:make': cannot import module "
+                                         r"'no_such_bot_module' \(ModuleNotFoundError.*PYTHONPATH"):
+        build_agent("no_such_bot_module:make")
+    (tmp_path / "bot_with_a_bug.py").write_text("import numpy as np\n1 / 0\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        with pytest.raises(ValueError, match=r"cannot import module 'bot_with_a_bug' \(ZeroDivisionError"):
+            build_agent("bot_with_a_bug:make")
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("bot_with_a_bug", None)
+    with pytest.raises(UnknownAgentError, match=r"unknown agent 'my-bot:make'.*'module:callable'"):
+        build_agent("my-bot:make")
+
+
+def test_a_bot_that_fails_mid_tournament_names_the_games(bot_module, tmp_path, capsys):
+    """Past its trial positions the bot turns illegal: the error names the games, and no
+    output file is written."""
+    out = tmp_path / "r.json"
+    after = 2 * TRIAL_STEPS * len(TRIAL_BATCHES)  # more calls than the trial makes
+    with pytest.raises(SystemExit) as exc:
+        arena_main(["--players", "2", "--agents", f"{bot_module}:make_bot[mode=illegal;after={after}],random",
+                    "--games", "40", "--json", str(out), "--no-progress"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "chose illegal actions" in err and "in games [" in err and not out.exists()
+
+
+def test_check_agent_plays_every_seat_of_trial_games(bot_module):
+    seen = []
+
+    def first_legal(obs, mask):
+        seen.append(len(obs))
+        return mask.argmax(axis=1)
+
+    check_agent(OutsideAgent(first_legal, "first"), 5)
+    assert sorted(set(seen)) == sorted(TRIAL_BATCHES) and len(seen) == TRIAL_STEPS * len(TRIAL_BATCHES)
+
+
+def test_outside_bot_from_pythonpath_in_a_subprocess_arena(tmp_path):
+    """The README's recipe: a bot module in a folder on PYTHONPATH, run by name."""
+    bots, work = tmp_path / "bots", tmp_path / "work"
+    bots.mkdir()
+    work.mkdir()
+    (bots / "mybot.py").write_text(BOT)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(bots), os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, "-m", "startups_env.agents.arena", "--players", "3", "--agents",
+                           "mybot:make_bot,greedy,random", "--games", "6", "--seed", "1", "--json", "out.json",
+                           "--no-progress"], cwd=work, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads((work / "out.json").read_text())
+    assert [a["name"] for a in result["agents"]] == ["mybot:make_bot", "greedy", "random"]
+    assert result["games"] == 6
+    done = subprocess.run([sys.executable, "-m", "startups_env.agents.ladder", "--hero", "mybot:make_bot",
+                           "--opponents", "random", "--players", "3", "--games", "6", "--seed", "1"],
+                          cwd=work, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "mybot:make_bot vs 2 x random" in done.stdout
+
+
+def test_play_takes_outside_opponents_and_checks_them_first(bot_module):
+    from startups_env.agents.play import main as play_main
+
+    lines = []
+    assert play_main(["--players", "3", "--opponents", f"{bot_module}:make_bot", "--seed", "1"],
+                     input_fn=lambda prompt: "quit", output=_Lines(lines)) == 0
+    lines.clear()
+    assert play_main(["--players", "3", "--opponents", f"{bot_module}:make_bot[mode=float]", "--seed", "1"],
+                     input_fn=lambda prompt: "quit", output=_Lines(lines)) == 2
+    assert "before any real game" in "".join(lines) and "float64" in "".join(lines)
+
+
+class _Lines:
+    def __init__(self, lines):
+        self.lines = lines
+
+    def write(self, text):
+        self.lines.append(text)
+
+    def flush(self):
+        pass
+
+
+def test_selfplay_baselines_take_outside_bots(bot_module):
+    pytest.importorskip("torch")
+    from startups_env.train.selfplay import Args, check_args
+
+    check_args(Args(baselines=f"greedy,{bot_module}:make_bot"))
+    with pytest.raises(ValueError, match=r"--baselines: agent 'nowhere_module:make': cannot import"):
+        check_args(Args(baselines="nowhere_module:make"))
+
+
+def test_per_agent_policy_wrapped_as_the_registry_docstring_shows():
+    """The docstring's recipe for a PettingZoo-style policy f(observation dict) -> action."""
+    def policy(observation):  # e.g. a PettingZoo tutorial's agent
+        assert observation["observation"].shape == observe(Simulator(Rules(), 1, seed=0).state).shape[1:]
+        return int(np.flatnonzero(observation["action_mask"])[-1])
+
+    def make_bot(seed=None):
+        def act(obs, mask):
+            return np.array([policy({"observation": o, "action_mask": m.astype(np.int8)})
+                             for o, m in zip(obs, mask)], np.int64)
+        return act
+
+    check_agent(OutsideAgent(make_bot(), "per-agent"), 4)
+    assert run_arena([make_bot(), "random"], 2, 2, seed=0, rate=False).games == 2
+
+
+# ----------------------------------------------------------------------------- rollout policy by name
+
+def test_search_rollout_policy_by_name_equals_the_built_policy():
+    sim = Simulator(Rules(num_players=3), 4, seed=5)
+    from startups_env.core import public_state
+
+    state = sim.state
+    args = dict(obs=observe(state), mask=sim.legal_mask(), public=public_state(state, state.current))
+    by_name = make_agent("search", seed=3, determinizations=2, rollout_policy="random")
+    by_object = SearchAgent(seed=3, determinizations=2, rollout_policy=make_agent("random"))
+    assert by_name.rollout_policy.rng is by_name.rng
+    assert np.array_equal(by_name.act(**args), by_object.act(**args))
+    spec = build_agent("search[determinizations=2;rollout_policy=random]", seed=3)
+    assert np.array_equal(spec.act(**args), SearchAgent(seed=3, determinizations=2,
+                                                        rollout_policy=make_agent("random")).act(**args))
+
+
+# ----------------------------------------------------------------------------- sb3:PATH
+
+@pytest.fixture(scope="module")
+def sb3_zip(tmp_path_factory):
+    sb3 = pytest.importorskip("sb3_contrib")
+    from startups_env.vector import StartupsVecEnv
+
+    env = StartupsVecEnv(num_envs=2, players=3, seed=0)
+    model = sb3.MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=16, n_epochs=1, seed=0, device="cpu",
+                            policy_kwargs={"net_arch": [8]})
+    model.learn(total_timesteps=16)
+    path = tmp_path_factory.mktemp("sb3") / "model.zip"
+    model.save(path)
+    return path
+
+
+def test_sb3_model_plays_in_the_arena(sb3_zip, tmp_path):
+    out = tmp_path / "r.json"
+    assert arena_main(["--players", "3", "--agents", f"sb3:{sb3_zip},greedy,random", "--games", "3", "--seed",
+                       "1", "--json", str(out), "--no-progress"]) == 0
+    assert json.loads(out.read_text())["agents"][0]["name"] == f"sb3:{sb3_zip}"
+    agent = make_agent(f"sb3:{sb3_zip}")
+    sim = Simulator(Rules(num_players=3), 5, seed=1)
+    obs, mask = observe(sim.state), sim.legal_mask()
+    expected, _ = agent.model.predict(obs, action_masks=mask, deterministic=True)
+    assert np.array_equal(agent.act(obs, mask), expected)
+
+
+def test_sb3_errors(tmp_path, monkeypatch):
+    pytest.importorskip("sb3_contrib")
+    with pytest.raises(FileNotFoundError, match="MaskablePPO model not found"):
+        build_agent(f"sb3:{tmp_path / 'missing.zip'}")
+    junk = tmp_path / "junk.zip"
+    junk.write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match=r"^agent 'sb3:.*junk.zip': .* is not a MaskablePPO model"):
+        build_agent(f"sb3:{junk}")
+    with pytest.raises(ValueError, match="needs a MaskablePPO .zip after the colon"):
+        build_agent("sb3:")
+    monkeypatch.setitem(sys.modules, "sb3_contrib", None)  # as if it were not installed
+    with pytest.raises(ValueError, match=r"needs sb3-contrib.*'train' extra"):
+        build_agent(f"sb3:{junk}")
