@@ -4,7 +4,7 @@
 A PettingZoo AEC environment for the card game *Startups* (Jun Sasaki, Oink Games, 2017):
 2-7 players collect shares of six companies; whoever holds strictly the most cards of a
 company at the end is paid by everyone else holding it. The rules are those of
-`RULES.md`; all of them live in the batch simulator (`startups_env.core.Simulator`),
+`docs/rules.md`; all of them live in the batch simulator (`startups_env.core.Simulator`),
 which this environment drives with a batch of one game.
 
 | Import             | `from startups_env import env` (or `startups_env.aec.env`)       |
@@ -135,7 +135,7 @@ During play the infos are empty dicts.
   round game the last-placed player of a round starts the next.
 
 Options of `reset(seed=None, options=None)`: `options={"deck": [45 company ids]}` deals
-that deck in the canonical order of `RULES.md` (`deck[0:5]` removed, player i gets
+that deck in the canonical order of `docs/rules.md` (`deck[0:5]` removed, player i gets
 `deck[5+3i : 8+3i]`, the rest is the pile, drawn from its front); for the round game a
 `[4, 45]` deck gives every round's deck. A deck that is not a permutation of the 45
 cards raises `ValueError`. Other option keys are ignored with a warning.
@@ -285,7 +285,7 @@ class raw_env(AECEnv):
         shapes = [(45,)] + ([(rounds, 45)] if rounds > 1 else [])
         if arr.shape not in shapes:
             raise ValueError(f"options['deck'] must have shape {' or '.join(str(list(s)) for s in shapes)} "
-                             f"(company ids 0-5 in the canonical deck order of RULES.md), got {list(arr.shape)}")
+                             f"(company ids 0-5 in the canonical deck order of docs/rules.md), got {list(arr.shape)}")
         try:
             return validate_decks(arr[None], 1, rounds)  # [1, 45] or [1, rounds, 45]
         except ValueError as err:

@@ -5,7 +5,7 @@ per-seat quantity is a contiguous length-B row and a rule becomes a handful of w
 numpy operations. Seats are padded to ``MAX_PLAYERS``; each game has its own
 ``num_players``, current player and phase.
 
-Market cards of one company differ only in the coins on them (RULES.md, decision 2), and
+Market cards of one company differ only in the coins on them (docs/rules.md, decision 2), and
 coins are always laid on *every* card of a company at once, so the market of a company is
 a FIFO queue kept as a ring buffer of *stamps*: ``paid[c]`` counts the coins laid on each
 card of company c so far, and a card stores the value of ``paid[c]`` when it entered; its

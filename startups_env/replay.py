@@ -3,7 +3,7 @@ the simulator, and render it as a standalone HTML page or an animated GIF.
 
 A log holds everything needed to reproduce a game exactly: the table settings (players,
 rounds, turn cap, reward scheme), the deck of every round in canonical order
-(``RULES.md``; the round game needs one per round), and the canonical action ids in
+(``docs/rules.md``; the round game needs one per round), and the canonical action ids in
 order. A finished game's log also stores the result (scores, 3-point coins, ranks), which
 :func:`replay` checks.
 
@@ -21,7 +21,8 @@ The JSON layout (version 1)::
      "decks": [[45 company ids]], "actions": [0, 9, 3, 16, ...],
      "players": ["greedy", "you", ...] or null, "result": {...} or null}
 
-:meth:`GameLog.from_dict` also reads the golden-game lines of ``RULES.md`` (``players``,
+:meth:`GameLog.from_dict` also reads the lines of the reference games
+(``tests/data/reference_games.jsonl``, described in ``docs/rules.md``: ``players``,
 ``deck``, ``actions``).
 """
 

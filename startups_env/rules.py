@@ -1,7 +1,7 @@
 """Constants of *Startups* and the frozen :class:`Rules` configuration.
 
 This module holds no game state and no numpy arrays: the names, sizes and the canonical
-action encoding of ``RULES.md`` (a public contract), and the table-level settings.
+action encoding of ``docs/rules.md`` (a public contract), and the table-level settings.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def pile_start(num_players):
 
 
 class Action(IntEnum):
-    """Offsets of the canonical 19-action encoding (``RULES.md``)."""
+    """Offsets of the canonical 19-action encoding (``docs/rules.md``)."""
 
     DRAW = 0
     TAKE = 1  # 1 + c: take company c from the market
@@ -108,8 +108,8 @@ class Rules:
             ``"margin"``: tanh((score - best other score + 0.5) / 8), in (-1, 1): above 0
             for the winner (and for a player tied with it on score), by how much it won,
             below 0 for the others, by how far they trailed. A smooth stand-in for "win"
-            (not zero-sum) that tells a narrow loss from a rout; as a PPO reward it
-            trained no better than "win" (README, Training).
+            (not zero-sum) that tells a narrow loss from a rout (how it trained as a
+            PPO reward: docs/experiments.md).
             In the round game, "win" and "rank" use the final round-game ranking and
             "score" and "margin" use the round points ("score" unscaled, minus their mean;
             "margin" with 1 in place of 8).

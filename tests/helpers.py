@@ -52,7 +52,7 @@ def _as_ids(x) -> list[int]:
 
 
 def make_deck(hands, pile=(), removed=()) -> list[int]:
-    """A canonical deck (RULES.md): ``hands`` lists the 3 cards of every seat (the table
+    """A canonical deck (docs/rules.md): ``hands`` lists the 3 cards of every seat (the table
     size is ``len(hands)``), ``pile`` the front of the pile, ``removed`` some of the 5
     removed cards. The cards not named fill the removed slots first, then the back of the
     pile, in company order. Each entry may be a string of company names or a list of ids.

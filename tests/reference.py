@@ -1,11 +1,11 @@
-"""Slow, plain, pure-Python reference implementation of Startups (see RULES.md).
+"""Slow, plain, pure-Python reference implementation of Startups (see docs/rules.md).
 
 This module is the *test oracle* for the fast numpy simulator in ``startups_env``.
 It deliberately does not import anything from ``startups_env`` and does not use
 numpy: every rule is written out as directly as possible so that it can be checked
-against RULES.md line by line. Speed is irrelevant here.
+against docs/rules.md line by line. Speed is irrelevant here.
 
-Canonical action encoding (RULES.md):
+Canonical action encoding (docs/rules.md):
     0        draw from the pile                (take phase)
     1 + c    take company c from the market    (take phase)
     7 + c    put company c into own portfolio  (put-down phase)

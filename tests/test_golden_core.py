@@ -1,4 +1,4 @@
-"""The 300 golden games (scored by an independent reading of RULES.md) replayed through the
+"""The 300 golden games (scored by an independent reading of docs/rules.md) replayed through the
 batch simulator: one game per Simulator, then one batch per table size, then all 300 in
 one mixed batch. Every action must be legal and the results must match exactly."""
 

@@ -1,6 +1,6 @@
 """Checks of the pure-Python reference (tests/reference.py).
 
-1. All 300 golden games (scored by an independent reading of RULES.md) replay
+1. All 300 golden games (scored by an independent reading of docs/rules.md) replay
    legally and give exactly the recorded scores, threes, ranking and turns.
 2. Invariants of the reference on random games (cards and coins conserved,
    never stuck without a legal action).

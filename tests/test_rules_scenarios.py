@@ -1,10 +1,10 @@
-"""One scripted scenario per rule of RULES.md (Pgx style): a game from a hand-built deck,
+"""One scripted scenario per rule of docs/rules.md (Pgx style): a game from a hand-built deck,
 played move by move, with the expected state written beside each move.
 
 Decks are built with ``helpers.make_deck`` (hands, pile front and removed cards named;
 the rest filled in) or ``helpers.draw_keep_game`` (a whole game in which every turn draws
 and keeps the drawn card, designed so that each seat ends with given holdings). Expected
-values were worked out by hand from RULES.md (the final payouts are spelled out in the
+values were worked out by hand from docs/rules.md (the final payouts are spelled out in the
 comments).
 
 Companies: giraffe 0 (5 cards), bowwow 1 (6), flamingo 2 (7), octo 3 (8), hippo 4 (9),
@@ -138,8 +138,8 @@ def test_unaffordable_draw_is_forbidden():
 
 
 def test_draw_with_exactly_enough_coins_is_allowed():
-    """RULES.md, the take: "If you cannot pay for all of them, you may not draw" -- a
-    player who can pay for all of them, with nothing left over, may draw."""
+    """docs/rules.md, the take: "A player who cannot pay every one of those coins is not
+    allowed to draw" -- a player who can pay for all of them, with nothing left over, may draw."""
     sim = new_game(["octo octo hippo", "flamingo flamingo elephant"],
                    pile="giraffe bowwow giraffe bowwow giraffe bowwow")
     # The first five turns of _market_game.
@@ -311,8 +311,9 @@ def test_hands_count_and_majority_payout_with_ties_and_debt():
 
 
 def test_debtor_may_not_pay_with_three_point_coins_received_in_the_same_scoring():
-    """RULES.md, scoring: "A player may not pay with 3-point coins received during this
-    scoring; a player who runs out pays on in debt". Seat 2 is paid for one company and
+    """docs/rules.md, decision 6 (debt): "A player who runs out of one-point coins during the
+    payout keeps paying and goes below zero. The three-point coins they receive in the same
+    payout can never be used to pay." Seat 2 is paid for one company and
     owes more than its 10 coins for the others: it keeps its 3-point coin and ends at -1."""
     holdings = [[2, 1, 0, 2, 3, 6], [1, 0, 4, 4, 4, 0], [0, 2, 3, 2, 2, 4]]
     deck, actions = draw_keep_game(holdings, removed="bowwow bowwow bowwow giraffe giraffe")
@@ -335,7 +336,8 @@ def test_debtor_may_not_pay_with_three_point_coins_received_in_the_same_scoring(
 
 
 def test_cards_and_coins_left_in_the_market_count_for_nobody():
-    """RULES.md, end and scoring: "Cards and coins left in the market count for nobody."
+    """docs/rules.md, the end: "Whatever lies in the market, cards and coins alike, belongs to
+    nobody."
     Seat 2 puts its last card, an elephant, into the market; seat 0 lays a coin on it when
     it draws the last pile card. Both stay in the market through the scoring."""
     holdings = [[0, 3, 1, 3, 3, 4], [0, 1, 4, 2, 2, 4], [0, 2, 2, 3, 4, 2]]  # seat 2's 2nd elephant: the market
@@ -562,9 +564,8 @@ def test_round_game(name, scheme):
 
 @pytest.mark.parametrize("scheme", ["win", "score"])
 def test_round_game_tie_on_points_and_plus2_chips_goes_to_more_plus1_chips(scheme):
-    """RULES.md, optional round game: "ties: more +2 chips, then more +1 chips, then the
-    winner of the last round" (README, rule decision 5: "points, then +2 chips, then +1
-    chips, then the better place in the last round"). Seats 0 and 1 tie on points and on
+    """docs/rules.md, decision 8: "The final ranking of a round game goes by chip points, then
+    the number of +2 chips, then the number of +1 chips, then the placing in the last round." Seats 0 and 1 tie on points and on
     +2 chips; seat 0's +1 chip puts it above seat 1, the winner of the last round."""
     play_round_game(PLUS1_GAME, scheme)
 

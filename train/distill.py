@@ -7,7 +7,7 @@ starting point of ``train/selfplay.py --init-policy PATH``.
     python -m startups_env.train.distill --games 6000 --out runs/distill           # ~1 hour on 2 cores
     python -m startups_env.agents.arena --agents ppo:runs/distill/policy.pt,greedy,greedy,greedy --players 4
 
-**Why.** PPO on this game plateaus well below the search bot (see the README): a win/loss
+**Why.** PPO on this game plateaus well below the search bot (docs/experiments.md): a win/loss
 signal after ~20 decisions of a 4-player game is noisy, and the search's one-step
 improvement over greedy rollouts is hard to find by trial and error. The search's choices
 are a dense, low-noise target instead: every decision is labelled with the move the search

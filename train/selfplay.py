@@ -27,7 +27,7 @@ more often (``--pfsp-power 0``: uniform).
 every game of a 3-7 table, where a pure win/loss reward (``--reward win``) is mostly -1/(N-1).
 No score shaping (``--reward score`` exists in the simulator; not used by default).
 ``--reward margin`` (a smooth win: the tanh of the score margin over the best rival)
-trained no better than ``win`` from the same start (README, Training).
+trained no better than ``win`` from the same start (docs/experiments.md).
 
 **Policy.** Separate actor and critic MLPs over the observation and derived per-company
 features; by default the actor starts from the ``greedy`` bot (``--greedy-prior``: the
