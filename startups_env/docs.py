@@ -1,6 +1,6 @@
 """The environment card's tables, generated from the code (``python -m startups_env.docs``).
 
-The README embeds this output verbatim and a test checks that it still matches, so the
+docs/api.md embeds this output verbatim and a test checks that it still matches, so the
 documented action ids and observation layout cannot drift from the code.
 """
 
@@ -45,7 +45,7 @@ def environment_card() -> str:
     """The three generated tables of the environment card, as embedded in the README."""
     return "\n\n".join([
         summary_table(),
-        "**Actions** (canonical ids of `RULES.md`):",
+        "**Actions** (the canonical ids of [rules.md](rules.md)):",
         action_table(),
         f"**Observation** ({OBS_DIM} float32 values, seats relative to the observer, padded to 7):",
         layout_table(),

@@ -1,10 +1,12 @@
-"""The README teaches with code that runs: every code block is executed here.
+"""The README and the pages of docs/ teach with code that runs: every code block is executed here.
 
-* ``python`` blocks run in one namespace, in order (an example may build on the one before);
-* ``bash`` blocks outside "Quick start" run line by line in the project root (their
-  settings are kept small on purpose); the Quick start block installs the project, which
-  ``.ci/run`` and ``shared/scripts/fresh-start.sh`` exercise instead;
-* the environment card in the README is the one ``python -m startups_env.docs`` prints.
+* ``python`` blocks of one page run in one namespace, in order (an example may build on
+  the one before), in a temporary folder;
+* ``bash`` blocks outside the README's "Quick start" run line by line in a temporary
+  folder per page (their settings are kept small on purpose); the Quick start block
+  installs the project, which ``.ci/run`` exercises instead;
+* the environment card in docs/api.md is the one ``python -m startups_env.docs`` prints,
+  and the action table of docs/rules.md names the ids as the code does.
 """
 
 from __future__ import annotations
@@ -19,16 +21,19 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text()
+PAGES = ["README.md"] + sorted(f"docs/{p.name}" for p in (ROOT / "docs").glob("*.md"))
+TEXT = {page: (ROOT / page).read_text() for page in PAGES}
+README = TEXT["README.md"]
 BLOCK = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
+MAX_README_LINES = 250
 
 
-def _sections() -> list[tuple[str, str, str]]:
+def _sections(text: str) -> list[tuple[str, str, str]]:
     """(section title, language, code) of every fenced block."""
     out, title = [], ""
     pos = 0
-    for match in BLOCK.finditer(README):
-        heads = re.findall(r"^## (.+)$", README[pos:match.start()], re.M)
+    for match in BLOCK.finditer(text):
+        heads = re.findall(r"^## (.+)$", text[pos:match.start()], re.M)
         if heads:
             title = heads[-1]
         pos = match.end()
@@ -36,19 +41,27 @@ def _sections() -> list[tuple[str, str, str]]:
     return out
 
 
-BLOCKS = _sections()
-PYTHON_BLOCKS = [code for _, lang, code in BLOCKS if lang == "python"]
+BLOCKS = {page: _sections(TEXT[page]) for page in PAGES}
+PYTHON_PAGES = [page for page in PAGES if any(lang == "python" for _, lang, _ in BLOCKS[page])]
 SHELL_LINES = [
-    line.strip()
-    for title, lang, code in BLOCKS
-    if lang == "bash" and title != "Quick start"
+    (page, line.strip())
+    for page in PAGES
+    for title, lang, code in BLOCKS[page]
+    if lang == "bash" and not (page == "README.md" and title == "Quick start")
     for line in code.splitlines()
     if line.strip() and not line.strip().startswith("#")
 ]
 
 
+def test_every_code_block_is_one_the_tests_run():
+    """A block in another language (or none) would be shown to readers but never run."""
+    for page in PAGES:
+        for title, lang, _ in BLOCKS[page]:
+            assert lang in ("python", "bash"), f"{page}, section {title!r}: a ```{lang} block is not run by any test"
+
+
 def test_readme_has_the_two_quick_start_commands():
-    quick = [code for title, _, code in BLOCKS if title == "Quick start"]
+    quick = [code for title, _, code in BLOCKS["README.md"] if title == "Quick start"]
     assert quick, "README needs a code block under '## Quick start'"
     lines = [line for line in quick[0].splitlines() if line.strip()]
     assert len(lines) == 2
@@ -56,31 +69,69 @@ def test_readme_has_the_two_quick_start_commands():
     assert all(line.startswith("pip install torch==2.13.0 && pip install -e ") for line in lines)
 
 
-def test_readme_environment_card_matches_the_code():
+def test_readme_is_a_short_guide():
+    assert len(README.splitlines()) <= MAX_README_LINES, "keep the README a guide; details go into docs/"
+
+
+def test_relative_links_point_at_files_that_exist():
+    for page in PAGES:
+        for target in re.findall(r"\]\(([^)\s]+)\)", TEXT[page]):
+            if re.match(r"[a-z]+:", target) or target.startswith("#"):
+                continue
+            path = (ROOT / page).parent / target.split("#")[0]
+            assert path.exists(), f"{page} links to {target}, which does not exist"
+
+
+def test_api_page_environment_card_matches_the_code():
     from startups_env.docs import environment_card
 
-    assert environment_card() in README, "regenerate with: python -m startups_env.docs"
+    assert environment_card() in TEXT["docs/api.md"], "regenerate with: python -m startups_env.docs"
 
 
-def test_readme_python_blocks_run(tmp_path, monkeypatch):
-    assert PYTHON_BLOCKS, "the README should show the batch API in Python"
+def test_rules_page_names_every_action_id_as_the_code_does():
+    from startups_env.rules import NUM_ACTIONS, action_to_string
+
+    rules = TEXT["docs/rules.md"]
+    for action in range(NUM_ACTIONS):
+        assert f"| {action} | `{action_to_string(action)}` |" in rules, f"docs/rules.md: action {action}"
+
+
+def test_command_outputs_go_under_runs():
+    """Examples must not leave result files in the repository root (runs/ is git-ignored)."""
+    for page, line in SHELL_LINES:
+        argv = shlex.split(line)
+        for flag, value in zip(argv, argv[1:]):
+            if flag in ("--json", "--csv", "--plot", "--out", "--save"):
+                assert value.startswith("runs/"), f"{page}: {flag} {value} should write under runs/"
+
+
+@pytest.mark.parametrize("page", PYTHON_PAGES)
+def test_python_blocks_run(page, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    namespace: dict = {"__name__": "__readme__"}
-    for code in PYTHON_BLOCKS:
-        exec(compile(code, "README.md", "exec"), namespace)
+    namespace: dict = {"__name__": "__docs__"}
+    for _, lang, code in BLOCKS[page]:
+        if lang == "python":
+            exec(compile(code, page, "exec"), namespace)
 
 
 @pytest.fixture(scope="module")
-def shell_dir(tmp_path_factory):
-    """One folder for all README commands: a later command may read what an earlier wrote."""
-    return tmp_path_factory.mktemp("readme")
+def shell_dirs(tmp_path_factory):
+    """One folder per page for its commands: a later command may read what an earlier wrote."""
+    folders: dict[str, Path] = {}
+
+    def folder(page: str) -> Path:
+        if page not in folders:
+            folders[page] = tmp_path_factory.mktemp(Path(page).stem)
+        return folders[page]
+
+    return folder
 
 
-@pytest.mark.parametrize("line", SHELL_LINES)
-def test_readme_shell_commands_run(line, shell_dir):
+@pytest.mark.parametrize(("page", "line"), SHELL_LINES)
+def test_shell_commands_run(page, line, shell_dirs):
     argv = shlex.split(line)
-    assert argv[0] == "python", f"README shell examples should be python commands: {line}"
+    assert argv[0] == "python", f"{page}: shell examples should be python commands: {line}"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    done = subprocess.run([sys.executable, *argv[1:]], cwd=shell_dir, env=env, capture_output=True, text=True,
-                          timeout=600)
+    done = subprocess.run([sys.executable, *argv[1:]], cwd=shell_dirs(page), env=env, capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=600)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
