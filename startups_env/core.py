@@ -17,7 +17,6 @@ exposed for search bots and tests that need to copy or inspect games.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, fields
 from typing import NamedTuple
 
@@ -32,7 +31,6 @@ from .rules import (
     MIN_PLAYERS,
     NUM_ACTIONS,
     NUM_COMPANIES,
-    NUM_REMOVED,
     PUT_PHASE,
     ROUND_CHIPS,
     SCORE_REWARD_SCALE,
@@ -44,11 +42,10 @@ from .rules import (
     action_to_string,
     pile_start,
 )
+from . import queries
+from .queries import SLOTS, _company_rows, _read_only
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
-SLOTS = max(COMPANY_SIZES)  # market ring-buffer slots per company
-_SIZES = np.array(COMPANY_SIZES, dtype=np.int16)
-_SIZES_COLUMN = _SIZES[:, None]
 _SORTED_DECK = np.array(SORTED_DECK, dtype=np.int8)
 _NO_ONE = -1
 _NO_GAMES = np.empty(0, np.intp)  # shared, never modified: "no game ended"
@@ -69,7 +66,6 @@ _SEAT_ROWS = (np.arange(P, dtype=np.intp) * C)[None, :, None]  # seat * C: row o
 _LAST_CARD, _DECK_SIZE = np.array(DECK_SIZE - 1, np.int8), np.array(DECK_SIZE, np.int8)
 _COMPANIES = np.array(C, np.intp)
 _DRAW_ID, _TAKE_ID, _KEEP_ID, _MARKET_ID = (np.array(x, np.intp) for x in (_DRAW, _TAKE, _KEEP, _MARKET))
-_SMALL_BATCH = 32  # up to this many games, random_actions uses one cumulative sum instead of a row loop
 
 
 @dataclass
@@ -164,22 +160,14 @@ class State:
         return sum(getattr(self, f.name).nbytes for f in fields(self)) // self.batch_size
 
     def market_take_coins(self) -> np.ndarray:
-        """int16[C, B]: coins on the card a take of company c would take (0 if none)."""
-        b = self.batch_size
-        cell = self.market_head.astype(np.intp) * b + _slot_rows(b)  # flat offset of [c, head, game]
-        oldest = self.market_paid - self.market_stamp.reshape(-1).take(cell)
-        oldest *= self.market_count > 0  # the head slot of an empty company is stale
-        return oldest
+        """int16[C, B]: coins on the card a take of company c would take (0 if none);
+        :func:`startups_env.queries.market_take_coins`."""
+        return queries.market_take_coins(self)
 
     def unseen(self, seat: np.ndarray) -> np.ndarray:
-        """int16[C, B]: cards of each company that ``seat`` cannot see (others' hands, pile,
-        removed cards)."""
-        cell = seat.astype(np.intp) * (C * seat.shape[0]) + _company_rows(seat.shape[0])
-        own = self.hand.reshape(-1).take(cell)
-        own_known = self.known.reshape(-1).take(cell)
-        # Visible: own hand, cards known in others' hands, every portfolio, the market.
-        public = np.add.reduce(self.known + self.portfolio, axis=0, dtype=np.int16)  # each <= 10: no int8 overflow
-        return _SIZES_COLUMN - (public + (own - own_known)) - self.market_count
+        """int16[C, B]: cards of each company that ``seat`` (int[B]) cannot see (others'
+        hands, pile, removed cards); :func:`startups_env.queries.unseen`."""
+        return queries.unseen(self, seat)
 
 
 class StepResult(NamedTuple):
@@ -198,38 +186,6 @@ class StepResult(NamedTuple):
     truncated: np.ndarray
     scores: np.ndarray
     ranks: np.ndarray
-
-
-def _read_only(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
-    for array in arrays:
-        array.flags.writeable = False
-    return arrays
-
-
-# Offsets cached per batch size, a few sizes only: a search bot's rollouts shrink their
-# batches to every size in turn, and an unbounded cache of them held gigabytes.
-@functools.lru_cache(maxsize=16)
-def _company_rows(batch_size: int) -> np.ndarray:
-    """intp[C, B] (read-only): c * B + game, the flat offset of row c of a [C, B] array."""
-    rows = (np.arange(C)[:, None] * batch_size + np.arange(batch_size)[None, :]).astype(np.intp)
-    return _read_only(rows)[0]
-
-
-@functools.lru_cache(maxsize=16)
-def _slot_rows(batch_size: int) -> np.ndarray:
-    """intp[C, B] (read-only): c * SLOTS * B + game, the flat offset of slot 0 of company c
-    in a [C, SLOTS, B] array."""
-    rows = (np.arange(C)[:, None] * (SLOTS * batch_size) + np.arange(batch_size)[None, :]).astype(np.intp)
-    return _read_only(rows)[0]
-
-
-def _sum_companies(x: np.ndarray) -> np.ndarray:
-    """x[C, B] -> [B], summed over companies in x's own dtype. For large B six explicit
-    row adds are several times faster than a reduction over axis 0; for a few games the
-    single reduction call is cheaper."""
-    if x.shape[1] <= _SMALL_BATCH:
-        return np.add.reduce(x, axis=0, dtype=x.dtype)
-    return x[0] + x[1] + x[2] + x[3] + x[4] + x[5]
 
 
 class _Seats(NamedTuple):
@@ -471,7 +427,7 @@ class Simulator:
         # Count the cards dealt to the 7 seats: one bincount over the flat [seat, company,
         # game] offset of every dealt card (several times faster than a one-hot sum).
         n = games.size
-        dealt = decks[:, NUM_REMOVED:NUM_REMOVED + HAND_SIZE * P].reshape(n, P, HAND_SIZE)
+        dealt = decks[:, queries.HANDS].reshape(n, P, HAND_SIZE)
         offsets = (_SEAT_ROWS + dealt) * n + np.arange(n)[:, None, None]  # [n, P, HAND_SIZE]
         hands = np.bincount(offsets.ravel(), minlength=P * C * n).reshape(P, C, n).astype(np.int8)
         seated = np.arange(P)[:, None] < n_players[None, :]  # [P, n] seats past N get no hand and no coins
@@ -502,16 +458,6 @@ class Simulator:
     def done(self) -> np.ndarray:
         """bool[B]: the game is over (terminated or truncated) and waits for a reset."""
         return self.state.done
-
-    def _draw_cost(self, lacks_chip: np.ndarray | None = None) -> np.ndarray:
-        """int8[B]: coins the current player must lay to draw (1 per market card of a
-        company whose chip they do not hold). lacks_chip: ``chip != current`` if at hand."""
-        s = self.state
-        if lacks_chip is None:
-            lacks_chip = s.chip != s.current[None, :]
-        if self.batch_size <= _SMALL_BATCH:  # one call, and int16 like the coins it is compared with
-            return np.add.reduce(s.market_count, axis=0, dtype=np.int16, where=lacks_chip)
-        return _sum_companies(s.market_count * lacks_chip)
 
     def _flat(self, rows: np.ndarray) -> np.ndarray:
         """rows * B + game (intp[B] or [k, B]): the flat offset of row ``rows[..., g]`` of game g
@@ -558,8 +504,8 @@ class Simulator:
         mask = np.zeros((NUM_ACTIONS, b), bool)
         # "& take" / "& put" are skipped where every game is in that phase (always at B = 1).
         if counts[0]:
-            lacks_chip = s.chip != self._per_game(s.current)  # [C, B]
-            can_draw = s.coins.reshape(-1)[seats.cell] >= self._draw_cost(lacks_chip)
+            lacks_chip = queries.lacks_chip(s.chip, self._per_game(s.current))  # [C, B]
+            can_draw = s.coins.reshape(-1)[seats.cell] >= queries.draw_cost(s.market_count, lacks_chip)
             can_take = (s.market_count > _ZERO) & lacks_chip
             if counts[0] < b:
                 can_draw &= take
@@ -582,7 +528,9 @@ class Simulator:
         return self._legal_rows().copy().T
 
     def random_actions(self, mask: np.ndarray | None = None, rng: np.random.Generator | None = None) -> np.ndarray:
-        """int8[B]: a uniformly random legal action in every game (0 in finished games).
+        """int8[B]: a uniformly random legal action in every game (some in-range id in
+        finished games, which ``step`` ignores), from one float32 draw per game
+        (:func:`startups_env.queries.legal_choice`).
 
         mask: bool[B, 19] to sample from (default: the legal mask); rng: default the
         simulator's generator."""
@@ -601,21 +549,7 @@ class Simulator:
         choice = np.full(rows.shape[1], lo, np.int8)
         if hi <= lo:
             return choice
-        window = rows[lo:hi]
-        if rows.shape[1] <= _SMALL_BATCH:
-            # Few games: numpy's per-call cost dominates, so count with one cumulative sum.
-            seen = np.cumsum(window, axis=0, dtype=np.int8)  # legal rows up to and including each row
-            pick = (rng.random(rows.shape[1], dtype=np.float32) * seen[-1]).astype(np.int8)  # 0..count-1
-            # choice = lo + number of rows before the (pick+1)-th legal one.
-            choice += np.add.reduce(seen[:-1] <= pick, axis=0, dtype=np.int8)
-            return choice
-        legal_count = window.sum(axis=0, dtype=np.int8)
-        pick = (rng.random(rows.shape[1], dtype=np.float32) * legal_count).astype(np.int8)  # 0..count-1
-        # choice = lo + number of rows before the (pick+1)-th legal one.
-        seen = np.zeros(rows.shape[1], np.int8)
-        for row in window[:-1]:
-            seen += row
-            choice += seen <= pick
+        choice += queries.legal_choice(rows[lo:hi], rng.random(rows.shape[1], dtype=np.float32))
         return choice
 
     # ------------------------------------------------------------------ step
@@ -733,9 +667,8 @@ class Simulator:
             if not every_draw:
                 pay = pay & self._per_game(draw)
             s.market_paid += pay
-            laid = s.market_count * pay
-            s.market_coins += laid
-            coins[seat] -= _sum_companies(laid)
+            s.market_coins += s.market_count * pay
+            coins[seat] -= queries.draw_cost(s.market_count, pay)
         if any_grab:
             company = actions - _TAKE_ID  # intp; made 0 where not taking from the market
             if not every_grab:
@@ -744,7 +677,7 @@ class Simulator:
             market_head = s.market_head.reshape(-1)
             head = market_head[row]
             stamp = s.market_stamp.reshape(-1)[self._flat(company * _SLOTS + head)]
-            gained = s.market_paid.reshape(-1)[row] - stamp
+            gained = queries.card_coins(s.market_paid.reshape(-1)[row], stamp)  # (the take is legal: a card is there)
             one = _ONE if every_grab else grab
             if not every_grab:
                 gained *= grab
@@ -802,7 +735,7 @@ class Simulator:
             # The chip goes to the first owner, later only to a strictly larger portfolio.
             holder = chip[row]  # int8, -1 none
             theirs = portfolio[self._flat(np.maximum(holder, _ZERO) * _COMPANIES + company)]
-            takes_chip = (holder < _ZERO) | (mine > theirs)
+            takes_chip = queries.takes_chip(holder, mine, theirs)
             if any_keep < b:
                 takes_chip &= keep
             chip[row] = holder + (cur - holder) * takes_chip  # (arithmetic select: see _apply_take)
@@ -875,7 +808,7 @@ class Simulator:
         # Tie-breaks: more 3-point coins, then the later player counting back from the
         # player who took the final turn (recency 0 is best).
         seat = np.arange(P)[:, None]
-        recency = (s.current[games][None, :].astype(np.int16) - seat) % n_players[None, :]
+        recency = queries.relative_seat(s.current[games][None, :].astype(np.int16), seat, n_players[None, :])
         key = scores.astype(np.int64) * 10_000 + threes * 10 - recency
         valid = seat < n_players[None, :]
         key = np.where(valid, key, -(2**62))  # padded seats last
@@ -940,7 +873,7 @@ class Simulator:
         if scheme == "win":
             reward = np.where(rank == 0, 1.0, -1.0 / (n_players[None, :] - 1))
         elif scheme == "rank":
-            reward = 1.0 - 2.0 * rank / (n_players[None, :] - 1)
+            reward = queries.rank_value(rank, n_players[None, :])
         else:
             round_game = self.rules.rounds > 1
             value = (s.round_points if round_game else s.scores)[:, games].astype(np.float32)
@@ -949,10 +882,7 @@ class Simulator:
                 mean = value.sum(axis=0) / n_players
                 reward = (value - mean[None, :]) / (1.0 if round_game else SCORE_REWARD_SCALE)
             else:  # margin over the best other seated player
-                value = np.where(valid, value, -np.inf)
-                top2 = -np.partition(-value, 1, axis=0)[:2]  # [2, n] best and second-best
-                best_other = np.where(value == top2[0][None, :], top2[1][None, :], top2[0][None, :])
-                margin = np.where(valid, value - best_other, 0.0)
+                margin = queries.score_margin(value, valid)
                 reward = np.tanh((margin + 0.5) / (1.0 if round_game else MARGIN_REWARD_SCALE))
         return np.where(valid, reward, 0.0).astype(np.float32)
 

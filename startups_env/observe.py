@@ -18,7 +18,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .core import SLOTS, State, _company_rows, _read_only
+from . import queries
+from .core import State
+from .queries import SIZES_COLUMN, SLOTS, _company_rows, _read_only
 from .rules import (
     COMPANY_SIZES,
     DECK_SIZE,
@@ -163,12 +165,11 @@ def _observe_batch(state: State, seat: np.ndarray, out: np.ndarray | None) -> np
     t[_MARKET_CARDS] = state.market_count
     t[_MARKET_COINS] = state.market_coins
     t[_TAKE_COINS] = state.market_take_coins()
-    t[_PILE] = DECK_SIZE - state.pile_pos  # int8 is enough: 0 <= pile_pos <= 45
+    t[_PILE] = queries.pile_left(state.pile_pos)  # int8 is enough: 0 <= pile_pos <= 45
     t[_TURN] = state.turn
-    # Unseen (as State.unseen): company size minus the cards of it the observer can see,
-    # i.e. its hand, every portfolio, the known cards in the others' hands and the market.
-    seen = np.add.reduce(portfolios + known, axis=0, dtype=np.int16) - known[0] + hand + state.market_count
-    t[_UNSEEN] = _SIZES_COLUMN - seen
+    # Unseen (as State.unseen), from the pieces gathered above (seat 0 is the observer).
+    public = np.add.reduce(portfolios + known, axis=0, dtype=np.int16)
+    t[_UNSEEN] = queries.unseen_count(SIZES_COLUMN, public, hand, known[0], state.market_count)
 
     # One-hots, one row per one-hot block: the value each block encodes (absolute seats
     # made relative below), clipped to the block, plus the block's offset; blocks whose
@@ -179,8 +180,8 @@ def _observe_batch(state: State, seat: np.ndarray, out: np.ndarray | None) -> np
     ), dtype=np.intp)  # [11, B]
     ones = hot >= 0
     np.minimum(hot, _HOT_MAX, out=hot)
-    hot -= o.hot_shift
-    hot %= o.hot_mod
+    hot[_HOT_SEATS] = queries.relative_seat(hot[_HOT_SEATS], seat, n)
+    hot %= _HOT_MOD  # keeps a -1 (written as a 0) inside its block
     hot += _HOT_BASE
     hot += o.vector_start
     out.reshape(-1)[hot] = ones
@@ -208,17 +209,17 @@ def _observe_one(state: State, seat, out: np.ndarray | None) -> np.ndarray:
     count, head = s.market_count.tobytes(), s.market_head.tobytes()
     lo, hi, zeros = k * C, n * C, _ZERO_BYTES[:pad * C]
     own_hand, own_known = hand[lo:lo + C], known[lo:lo + C]
-    # Unseen, as State.unseen and the batch path: size minus what the observer can see (its
-    # hand, every portfolio, the others' known cards, the market). A company's portfolio
-    # and known cards are at most its 10 cards, so int8 holds their sum.
+    # Unseen, as State.unseen and the batch path. A company's portfolio and known cards are
+    # at most its 10 cards, so int8 holds their sum.
     public = np.add.reduce(s.portfolio[:n] + s.known[:n], axis=0, dtype=np.int8).tobytes()
-    unseen = [size - (v - ok + oh + m) for size, v, ok, oh, m in zip(COMPANY_SIZES, public, own_known, own_hand, count)]
+    unseen = [queries.unseen_count(size, v, oh, ok, m)
+              for size, v, ok, oh, m in zip(COMPANY_SIZES, public, own_known, own_hand, count)]
     # Take coins, as State.market_take_coins: the coins on each company's head card.
     paid, stamp = s.market_paid.ravel().tolist(), s.market_stamp.ravel().tolist()  # stamp entry c * SLOTS + slot
-    take = [paid[c] - stamp[c * SLOTS + head[c]] if count[c] else 0 for c in range(C)]
+    take = [queries.take_coins(paid[c], stamp[c * SLOTS + head[c]], count[c]) for c in range(C)]
     coins = s.coins.ravel().tolist()
     coins = coins[k:n] + coins[:k] + _ZERO_LIST[:pad]
-    market = s.market_coins.ravel().tolist() + take + [DECK_SIZE - s.pile_pos.item()]
+    market = s.market_coins.ravel().tolist() + take + [queries.pile_left(s.pile_pos.item())]
     # The int16 and computed pieces are within 0..127 in any real game (70 coins in all, 45
     # cards; unseen <= 10); anything else takes the batch path rather than wrapping around.
     small = coins + market + unseen
@@ -268,9 +269,10 @@ _SEAT_HOT = _one_hots(P)
 _COMPANY_HOT = _one_hots(C)
 _ROUND_HOT = _one_hots(ROUND_GAME_ROUNDS)
 # _RELATIVE_HOT[n][k][a]: one-hot of absolute seat a relative to observer k at an n-player
-# table (a = -1, i.e. 255: all zeros), as the batch path's (a - k) % n.
+# table (a = -1, i.e. 255: all zeros), as the batch path's.
 _RELATIVE_HOT = {
-    n: tuple(tuple(_SEAT_HOT[(a - k) % n] if a < P else _SEAT_HOT[-1] for a in range(256)) for k in range(n))
+    n: tuple(tuple(_SEAT_HOT[queries.relative_seat(a, k, n)] if a < P else _SEAT_HOT[-1] for a in range(256))
+             for k in range(n))
     for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)
 }
 
@@ -284,8 +286,6 @@ class _SeatOffsets(NamedTuple):
     seat_cell: np.ndarray  # [P, B] offset of [absolute seat, game] in a [P, B] array
     present: np.ndarray  # bool[P, B]
     own_cell: np.ndarray  # [C, B] offset of [observer, company, game] in a [P, C, B] array
-    hot_shift: np.ndarray  # [11, B] observer seat on the one-hot rows that hold seats, else 0
-    hot_mod: np.ndarray  # [11, B] table size on those rows, else the block size
     vector_start: np.ndarray  # [B] game * OBS_DIM, the flat offset of each game's vector
 
 
@@ -301,16 +301,13 @@ def _seat_offsets(b: int, seat: np.ndarray, n: np.ndarray) -> _SeatOffsets:
         if cached is not None:
             return cached
     games, vector_start, company_rows = _offsets(b)
-    absolute = (seat + _REL) % n  # [P, B] absolute seat of each relative seat
-    present = _REL < n  # [P, B]
+    absolute, present = queries.absolute_seats(seat, n)  # [P, B] absolute seat of each relative seat; seated
     offsets = _SeatOffsets(
         cell=absolute[:, None, :] * (C * b) + company_rows,
         shown=present[:, None, :],
         seat_cell=absolute * b + games,
         present=present,
         own_cell=seat * (C * b) + company_rows,
-        hot_shift=seat * _HOT_RELATIVE,
-        hot_mod=np.where(_HOT_RELATIVE, n, _HOT_MOD),
         vector_start=vector_start,
     )
     if b == 1:
@@ -320,8 +317,6 @@ def _seat_offsets(b: int, seat: np.ndarray, n: np.ndarray) -> _SeatOffsets:
     return offsets
 
 
-_REL = np.arange(P, dtype=np.intp)[:, None]
-_SIZES_COLUMN = np.array(COMPANY_SIZES, np.int16)[:, None]
 _PORTFOLIOS, _KNOWN, _COINS, _ROUND_POINTS, _HAND = (SLICES[k] for k in ("portfolios", "known_hands", "coins", "round_points", "hand"))
 _MARKET_CARDS, _MARKET_COINS, _TAKE_COINS = (SLICES[k] for k in ("market_cards", "market_coins", "take_coins"))
 _PILE, _TURN, _UNSEEN = (SLICES[k] for k in ("pile", "turn", "unseen"))
@@ -331,7 +326,7 @@ _HOT_BASE = np.array(
     [SLICES["num_players"].start, SLICES["phase"].start, SLICES["current_player"].start]
     + [SLICES["chips"].start + c * P for c in range(C)]
     + [SLICES["barred"].start, SLICES["round"].start], np.intp)[:, None]
-_HOT_RELATIVE = np.array([0, 0, 1] + [1] * C + [0, 0], np.intp)[:, None]  # 1: a seat, made relative (mod n)
+_HOT_SEATS = slice(2, 3 + C)  # the one-hot rows that hold seats (current player, chip holders): made relative
 _HOT_MOD = np.array([MAX_PLAYERS] * 3 + [P] * C + [C, ROUND_GAME_ROUNDS], np.intp)[:, None]  # keeps -1 in its block
 _HOT_MAX = np.array([MAX_PLAYERS] * (3 + C) + [C, ROUND_GAME_ROUNDS - 1], np.intp)[:, None]  # a finished round game has round = 4
 

@@ -418,7 +418,7 @@ def test_assigning_a_state_of_another_size_raises():
 def test_offset_caches_stay_small_across_many_batch_sizes():
     """Search rollouts shrink their batches through every size; the per-size offset caches
     once grew without bound (gigabytes over a long arena run)."""
-    from startups_env.core import _company_rows, _slot_rows
+    from startups_env.queries import _company_rows, _slot_rows
     from startups_env.observe import _offsets, observe
 
     sim = Simulator(Rules(num_players=4), 64, seed=0)
