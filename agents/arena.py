@@ -265,8 +265,9 @@ def run_arena(agents, players: int, games: int, seed: int = 0, *, rules: Rules |
     """Play a seat-rotated duplicate tournament and return its :class:`ArenaResult`.
 
     agents: one entry per seat: agent specs (see the module doc), :class:`Agent` objects,
-        plain policies ``f(obs, mask) -> actions``, or a comma-separated string of specs. Entries built from names get seeds derived from
-        ``seed``; Agent objects are used as given (seed them yourself for reproducibility).
+        plain policies ``f(obs, mask) -> actions``, or a comma-separated string of specs.
+        Entries built from specs get seeds derived from ``seed``; Agent objects and
+        policies are used as given (seed them yourself for reproducibility).
     players: table size (2-7); games: at least this many games are played (rounded up to a
         whole number of deals, one game per seat rotation).
     seed: a non-negative int; the same seed replays the same tournament.
@@ -384,7 +385,8 @@ def _parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--players", type=int, default=4, help="table size, 2-7 (default 4)")
     p.add_argument("--agents", required=True,
-                   help="comma-separated agent specs, one per seat, e.g. greedy,random,random,random")
+                   help="comma-separated agent specs, one per seat, e.g. greedy,random,random,random; also "
+                        "ppo:PATH, sb3:PATH and outside bots, module:callable (see startups_env.agents.registry)")
     p.add_argument("--games", type=int, default=2000, help="games to play (rounded up to whole deals)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--turn-cap", type=int, default=DEFAULT_TURN_CAP)

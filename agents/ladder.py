@@ -145,8 +145,8 @@ def main(argv=None) -> int:
     p.add_argument("--search-games", type=int, default=400, help="games per pairing with the search bot (0: skip)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--json", help="write the rows as JSON here")
-    p.add_argument("--hero", help="rate this agent (any make_agent name, e.g. ppo or ppo:PATH) against each of "
-                                  "--opponents instead of the baseline pairings")
+    p.add_argument("--hero", help="rate this agent (any agent spec, e.g. ppo, ppo:PATH or an outside bot's "
+                                  "mybot:make_bot) against each of --opponents instead of the baseline pairings")
     p.add_argument("--opponents", default="greedy,random", help="comma-separated opponents of --hero")
     p.add_argument("--progress", action="store_true")
     args = p.parse_args(argv)

@@ -127,7 +127,7 @@ def _parse_args(argv):
         "--opponents",
         default="greedy",
         help="comma-separated agent names for the other seats in seat order (one name: all of them), "
-        "e.g. greedy,banker,random or search[determinizations=8],ppo (default greedy)",
+        "e.g. greedy,banker,random, search[determinizations=8],ppo or an outside bot, mybot:make_bot (default greedy)",
     )
     parser.add_argument("--seat", type=int, default=0, help="your seat, 0 = first to play (default 0)")
     parser.add_argument("--seed", type=int, default=None, help="shuffles the deck and seeds the bots")
