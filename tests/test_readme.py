@@ -3,8 +3,9 @@
 * ``python`` blocks of one page run in one namespace, in order (an example may build on
   the one before), in a temporary folder;
 * ``bash`` blocks outside the README's "Quick start" run line by line in a temporary
-  folder per page (their settings are kept small on purpose); the Quick start block
-  installs the project, which ``.ci/run`` exercises instead;
+  folder per page (their settings are kept small on purpose; a ``cat > FILE <<'EOF'``
+  heredoc, how a page writes a file such as a bot module, writes FILE there); the Quick
+  start block installs the project, which ``.ci/run`` exercises instead;
 * the environment card in docs/api.md is the one ``python -m startups_env.docs`` prints,
   and the action table of docs/rules.md names the ids as the code does.
 """
@@ -43,13 +44,25 @@ def _sections(text: str) -> list[tuple[str, str, str]]:
 
 BLOCKS = {page: _sections(TEXT[page]) for page in PAGES}
 PYTHON_PAGES = [page for page in PAGES if any(lang == "python" for _, lang, _ in BLOCKS[page])]
+HEREDOC = re.compile(r"cat > (\S+) <<'(\w+)'\n(.*?)^\2$", re.S | re.M)
+
+
+def _commands(code: str) -> list[str]:
+    """The commands of a bash block: one a line, but a heredoc is one command, up to its end."""
+    out, pos = [], 0
+    for match in HEREDOC.finditer(code):
+        out += code[pos:match.start()].splitlines() + [match.group(0)]
+        pos = match.end()
+    out += code[pos:].splitlines()
+    return [line.strip() for line in out if line.strip() and not line.strip().startswith("#")]
+
+
 SHELL_LINES = [
-    (page, line.strip())
+    (page, line)
     for page in PAGES
     for title, lang, code in BLOCKS[page]
     if lang == "bash" and not (page == "README.md" and title == "Quick start")
-    for line in code.splitlines()
-    if line.strip() and not line.strip().startswith("#")
+    for line in _commands(code)
 ]
 
 
@@ -99,6 +112,8 @@ def test_rules_page_names_every_action_id_as_the_code_does():
 def test_command_outputs_go_under_runs():
     """Examples must not leave result files in the repository root (runs/ is git-ignored)."""
     for page, line in SHELL_LINES:
+        if HEREDOC.fullmatch(line):
+            continue  # a file's text, not a command's arguments
         argv = shlex.split(line)
         for flag, value in zip(argv, argv[1:]):
             if flag in ("--json", "--csv", "--plot", "--out", "--save"):
@@ -129,6 +144,10 @@ def shell_dirs(tmp_path_factory):
 
 @pytest.mark.parametrize(("page", "line"), SHELL_LINES)
 def test_shell_commands_run(page, line, shell_dirs):
+    heredoc = HEREDOC.fullmatch(line)
+    if heredoc:  # written as the shell would, for the commands after it
+        (shell_dirs(page) / heredoc.group(1)).write_text(heredoc.group(3))
+        return
     argv = shlex.split(line)
     assert argv[0] == "python", f"{page}: shell examples should be python commands: {line}"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
