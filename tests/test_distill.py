@@ -14,7 +14,8 @@ from startups_env.agents.ppo import ActorCritic, CheckpointError, checkpoint_dic
 from startups_env.observe import OBS_DIM
 from startups_env.rules import NUM_ACTIONS
 from startups_env.train.distill import collect_shard, fit, load_shards, main, save_shard
-from startups_env.train.selfplay import atomic_save, start_from_policy
+from startups_env.train.checkpoints import start_from_policy
+from startups_env.train.common import atomic_save
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -24,7 +24,8 @@ from startups_env.agents.ppo import (
 )
 from startups_env import Simulator
 from startups_env.observe import OBS_DIM, observe
-from startups_env.train.selfplay import Args, atomic_save, check_args, parse_args
+from startups_env.train.common import atomic_save
+from startups_env.train.selfplay import Args, check_args, parse_args
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY = ["--num-envs", "32", "--num-steps", "16", "--hidden", "16,16", "--players", "3-5",
@@ -259,6 +260,19 @@ def test_a_diverging_run_stops_without_writing_its_nan_weights(tmp_path, monkeyp
     assert code == 2
     assert "training diverged at step 256" in capsys.readouterr().err
     assert not (out / "policy.pt").exists() and not (out / "checkpoint.pt").exists()
+
+
+def test_a_run_without_the_privileged_critic(tmp_path):
+    """--no-privileged-critic trains (its critic's extra inputs are an empty [n, 0] block;
+    flattening them used to fail at the first update)."""
+    import startups_env.train.selfplay as selfplay
+
+    out = tmp_path / "run"
+    code = selfplay.main(["--out", str(out), "--total-steps", "512", "--num-envs", "32", "--num-steps", "8",
+                          "--num-minibatches", "2", "--final-eval-games", "0", "--eval-games", "4", "--hidden", "16",
+                          "--no-progress", "--no-privileged-critic"])
+    assert code == 0
+    assert read_checkpoint(str(out / "policy.pt"))["config"]["critic_extra"] == 0
 
 
 @pytest.mark.parametrize("bad, message", [

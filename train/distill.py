@@ -54,7 +54,8 @@ from startups_env.observe import SLICES, observe
 from startups_env.rules import MAX_PLAYERS, MIN_PLAYERS, Rules
 from startups_env.vector import parse_players
 
-from .selfplay import atomic_save, evaluate, eval_summary, git_revision, hidden_sizes
+from .common import atomic_save, git_revision, hidden_sizes
+from .evaluate import eval_summary, evaluate
 
 SHARD_KEYS = ("obs", "mask", "action", "game", "won")
 

@@ -27,7 +27,8 @@ from startups_env.agents.registry import build_agent, split_names
 from startups_env.agents.sb3 import SB3Agent
 from startups_env.rules import Rules
 from startups_env.vector import StartupsVecEnv
-from startups_env.train.selfplay import Args, atomic_write_text, train
+from startups_env.train.common import atomic_write_text
+from startups_env.train.selfplay import Args, train
 
 
 class WallClock:

@@ -1,4 +1,8 @@
-"""Self-play PPO for *Startups* in one readable file (CleanRL style).
+"""Self-play PPO for *Startups*: one readable training loop, CleanRL style (``train()``
+below: rollout, GAE, PPO update, pool, logging, evaluation, checkpoint). The opponent pool
+and the privileged critic's inputs are in ``startups_env.train.pool``, the arena
+evaluation and the learning curve in ``startups_env.train.evaluate``, the training
+checkpoint and ``--resume`` in ``startups_env.train.checkpoints``.
 
     python -m startups_env.train.selfplay                                  # defaults: <= 15 min on 2 busy cores
     python -m startups_env.train.selfplay --total-steps 200000 --out runs/quick
@@ -56,35 +60,38 @@ in progress are dealt afresh, and TensorBoard events after the checkpoint's step
 purged, so nothing written is lost or duplicated.
 """
 
+
 from __future__ import annotations
 
-import argparse
-import ast
-import copy
 import dataclasses
-import inspect
-import itertools
 import json
 import math
 import os
-import subprocess
 import sys
-import textwrap
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from startups_env.agents.arena import run_arena
+from startups_env.agents.ppo import ActorCritic, checkpoint_dict
 from startups_env.agents.registry import build_agent, split_names
-from startups_env.agents.ppo import ActorCritic, PPOAgent, checkpoint_dict, model_from_checkpoint, read_checkpoint
-from startups_env.files import atomic_write
 from startups_env.observe import OBS_DIM
 from startups_env.rules import NUM_ACTIONS, REWARD_SCHEMES, Rules
-from startups_env.vector import PRIVILEGED_DIM, SeatBatch, parse_players
+from startups_env.train.checkpoints import (
+    Progress,
+    merge_saved_args,
+    read_training_checkpoint,
+    restore_training,
+    start_from_policy,
+    training_checkpoint,
+)
+from startups_env.train.common import atomic_save, atomic_write_text, git_revision, hidden_sizes
+from startups_env.train.evaluate import eval_summary, evaluate, plot_learning_curve
+from startups_env.train.pool import CriticInputs, OpponentPool
+from startups_env.vector import SeatBatch, parse_players
 
 
 @dataclass
@@ -181,43 +188,27 @@ class Args:
     """show a tqdm progress bar"""
 
 
+
+
 # ----------------------------------------------------------------------------- command line
-def _field_docs(cls) -> dict[str, str]:
-    """The docstring under each dataclass field (read from the source, as tyro does)."""
-    tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
-    body = tree.body[0].body
-    docs = {}
-    for node, nxt in itertools.pairwise(body):
-        if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(nxt, ast.Expr)
-                and isinstance(nxt.value, ast.Constant) and isinstance(nxt.value.value, str)):
-            docs[node.target.id] = nxt.value.value.strip()
-    return docs
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """An argparse parser from :class:`Args`: ``--field-name VALUE`` per field,
-    ``--flag/--no-flag`` for booleans. Defaults are SUPPRESSed so that the caller can tell
-    which flags were given (resume merges them over the saved args)."""
-    parser = argparse.ArgumentParser(prog="python -m startups_env.train.selfplay", description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-                                     argument_default=argparse.SUPPRESS)
-    docs = _field_docs(Args)
-    for f in dataclasses.fields(Args):
-        flag = "--" + f.name.replace("_", "-")
-        # argparse %-formats help texts: a literal % in a docstring must be doubled.
-        help_text = f"{docs.get(f.name, '')} (default: {f.default})".replace("%", "%%")
-        if f.type in (bool, "bool"):
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, help=help_text)
-        else:
-            kind = {"int": int, "float": float, "str": str}.get(f.type if isinstance(f.type, str) else f.type.__name__)
-            parser.add_argument(flag, type=kind, metavar=f.name.upper(), help=help_text)
-    return parser
-
-
 def parse_args(argv=None) -> tuple[Args, dict[str, Any]]:
-    """(Args with defaults filled in, the dict of flags given explicitly)."""
-    given = vars(build_parser().parse_args(argv))
-    return Args(**given), given
+    """(Args from the command line, the dict of flags given explicitly: ``--resume`` keeps
+    the checkpoint's value of every other setting). tyro makes one ``--field-name`` per
+    field (``--flag/--no-flag`` for booleans), its help the docstring under the field."""
+    import tyro
+
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = tyro.cli(Args, args=argv, prog="python -m startups_env.train.selfplay",
+                    description="Self-play PPO for Startups (CleanRL style): train a policy against a pool of "
+                                "opponents. Flags given with --resume override the checkpoint's settings.")
+    names = {f.name for f in dataclasses.fields(Args)}
+    given = {}
+    for token in argv:  # tyro parsed them, so each --name is a field's flag (or --no-name, --name=value)
+        name = token[2:].split("=", 1)[0].replace("-", "_") if token.startswith("--") else ""
+        name = name[3:] if name not in names and name.startswith("no_") else name
+        if name in names:
+            given[name] = getattr(args, name)
+    return args, given
 
 
 def check_args(args: Args) -> None:
@@ -259,498 +250,369 @@ def check_args(args: Args) -> None:
                 raise ValueError(f"{flag}: {exc}") from None
 
 
-def hidden_sizes(text: str) -> list[int]:
-    try:
-        sizes = [int(x) for x in str(text).split(",")]
-    except ValueError:
-        raise ValueError(f"--hidden must be comma-separated widths like 256,256, got {text!r}") from None
-    if not sizes or min(sizes) < 1:
-        raise ValueError(f"--hidden must be comma-separated positive widths, got {text!r}")
-    return sizes
-
-
-# ----------------------------------------------------------------------------- files
-def plain(obj: Any) -> Any:
-    """obj with numpy scalars/arrays turned into Python numbers/lists and tuples into lists,
-    recursively, so that ``torch.load(weights_only=True)`` accepts it."""
-    if isinstance(obj, dict):
-        return {k: plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [plain(v) for v in obj]
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    return obj
-
-
-def atomic_save(obj: Any, path: str) -> None:
-    """torch.save of plain data, atomically and flushed to disk (:func:`atomic_write`): a
-    reader (or a resume after a crash) sees the old file or the new one, never a torn one."""
-    atomic_write(path, lambda f: torch.save(plain(obj), f), durable=True)
-
-
-def atomic_write_text(text: str, path: str) -> None:
-    atomic_write(path, lambda f: f.write(text), binary=False)
-
-
-def git_revision() -> str:
-    try:
-        here = os.path.dirname(os.path.abspath(__file__))
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True,
-                              timeout=10, check=False).stdout.strip() or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
-
-def start_from_policy(model: ActorCritic, path: str) -> None:
-    """Load a policy file's weights into a new run's ``model``. The networks must agree in
-    everything but the critic's training-only extra inputs, which start at zero weight (so
-    the critic starts as the file's critic). Raises ValueError (CheckpointError) on a
-    mismatch or an unreadable file."""
-    source = model_from_checkpoint(read_checkpoint(path), path)
-    mine = (model.hidden, model.features, model.greedy_prior)
-    theirs = (source.hidden, source.features, source.greedy_prior)
-    if mine != theirs:
-        raise ValueError(f"--init-policy {path}: its network (hidden, features, greedy prior) = {theirs} differs "
-                         f"from this run's {mine}")
-    target = model.state_dict()
-    for name, weights in source.state_dict().items():
-        if target[name].shape == weights.shape:
-            target[name] = weights
-        elif name == "critic.0.weight" and target[name].shape[1] > weights.shape[1]:
-            # The extra inputs are the critic's last columns.
-            target[name] = torch.cat([weights, torch.zeros(weights.shape[0], target[name].shape[1] - weights.shape[1])], dim=1)
-        else:
-            raise ValueError(f"--init-policy {path}: its critic takes more inputs than this run's "
-                             f"(--privileged-critic / --baselines differ from the run that wrote it?)")
-    model.load_state_dict(target)
-
-
-# ----------------------------------------------------------------------------- opponent pool
-@dataclass
-class PoolEntry:
-    name: str  # "self", a baseline name, or "snap@STEP"
-    kind: str  # "self" | "baseline" | "snapshot"
-    agent: Any
-    step: int = 0  # learner step at which a snapshot was taken
-    score: float = 0.5  # recent learner placing against it: 1 = always won, 0 = always last
-    games: int = 0
-
-    def to_data(self) -> dict[str, Any]:
-        data = {"name": self.name, "kind": self.kind, "step": self.step, "score": self.score, "games": self.games}
-        if self.kind == "snapshot":
-            data["model"] = {k: v.clone() for k, v in self.agent.model.state_dict().items()}
-        return data
-
-
-def frozen_agent(model: ActorCritic, name: str, seed: int) -> PPOAgent:
-    """A frozen copy of the model, playing sampled actions (opponents should be varied)."""
-    frozen = copy.deepcopy(model).eval()
-    for p in frozen.parameters():
-        p.requires_grad_(False)
-    return PPOAgent(frozen, seed=seed, deterministic=False, name=name)
-
-
-def pool_weights(pool: list[PoolEntry], args: Args) -> np.ndarray:
-    """Sampling weights: the live policy gets its fixed share, the others share the rest by
-    prioritised fictitious self-play (more weight where the learner places worse)."""
-    others = [e for e in pool if e.kind != "self"]
-    weights = np.zeros(len(pool))
-    tilt = np.array([(1.0 - e.score + 0.05) ** args.pfsp_power for e in others])
-    share_self = args.self_play_share if others else 1.0
-    j = 0
-    for i, e in enumerate(pool):
-        if e.kind == "self":
-            weights[i] = share_self
-        else:
-            weights[i] = (1.0 - share_self) * tilt[j] / tilt.sum()
-            j += 1
-    return weights
-
-
-# ----------------------------------------------------------------------------- evaluation
-def evaluate(model: ActorCritic, opponents: list[str], players: int, games: int, seed: int, rules: Rules,
-             rate: bool = False):
-    """Arena (seat-rotated) of the greedy-argmax policy against ``players - 1`` copies of
-    each opponent. Returns {opponent: ArenaResult}; entry 0 is the policy. OpenSkill
-    ratings (``rate``) are left out of the periodic evaluations, where only speed counts."""
-    agent = PPOAgent(model, deterministic=True, name="ppo")
-    rules = Rules(num_players=players, turn_cap=rules.turn_cap)
-    results = {}
-    was_training = model.training
-    model.eval()
-    for opp in opponents:
-        results[opp] = run_arena([agent] + [opp] * (players - 1), players, games, seed=seed, rules=rules, rate=rate)
-    model.train(was_training)
-    return results
-
-
-def eval_summary(results) -> dict[str, dict[str, float]]:
-    out = {}
-    for opp, res in results.items():
-        row = res.entry_stats()[0]
-        out[opp] = {"win_rate": row["win_rate"], "win_ci": row["win_ci"], "mean_rank": row["mean_rank"],
-                    "mean_score": row["mean_score"], "games": row["games"]}
-    return out
-
-
-# ----------------------------------------------------------------------------- training
-def train(args: Args, given: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Run (or resume) a training run; returns the final evaluation summary."""
+def resolve_args(args: Args, given: dict[str, Any] | None) -> tuple[Args, dict[str, Any] | None]:
+    """(the run's checked settings, its training checkpoint when resuming one). On
+    ``--resume`` the checkpoint's settings hold where no flag was ``given``."""
     given = dict(vars(args) if given is None else given)
-    os.makedirs(args.out, exist_ok=True)
-    ckpt_path = os.path.join(args.out, "checkpoint.pt")
-    saved = None
-    if args.resume:
-        if os.path.exists(ckpt_path):
-            saved = read_checkpoint(ckpt_path)
-            if saved.get("kind") != "training":
-                raise ValueError(f"{ckpt_path} is not a training checkpoint (kind={saved.get('kind')!r})")
-            merged = {**saved["args"], **{k: v for k, v in given.items() if k in saved["args"]}}
-            # Flags added after a checkpoint was written default to what that run did.
-            merged.setdefault("features", False)
-            merged.setdefault("privileged_critic", False)
-            if hidden_sizes(merged["hidden"]) != list(saved["config"]["hidden"]):
-                raise ValueError(f"--hidden {merged['hidden']} differs from the checkpoint's {saved['config']['hidden']}")
-            merged.setdefault("greedy_prior", False)
-            for flag in ("features", "greedy_prior"):
-                if bool(merged[flag]) != bool(saved["config"].get(flag, False)):
-                    raise ValueError(f"--{flag.replace('_', '-')} {merged[flag]} differs from the checkpoint's network")
-            merged["resume"], merged["out"] = True, args.out
-            args = Args(**{f.name: merged.get(f.name, f.default) for f in dataclasses.fields(Args)})
-        else:
-            print(f"--resume: no checkpoint in {args.out}, starting a new run", file=sys.stderr)
+    saved = read_training_checkpoint(os.path.join(args.out, "checkpoint.pt")) if args.resume else None
+    if saved is not None:
+        merged = merge_saved_args(saved, given, args.out)
+        args = Args(**{f.name: merged.get(f.name, f.default) for f in dataclasses.fields(Args)})
     check_args(args)
+    return args, saved
 
+
+# ----------------------------------------------------------------------------- rollout
+@dataclass
+class Rollout:
+    """One rollout's learner samples, each [num_steps, num_envs, ...]."""
+
+    obs: torch.Tensor
+    mask: torch.Tensor
+    action: torch.Tensor
+    logp: torch.Tensor
+    value: torch.Tensor
+    reward: torch.Tensor
+    done: torch.Tensor
+    extra: torch.Tensor  # the privileged critic's inputs ([..., 0] without them)
+
+    @classmethod
+    def empty(cls, num_steps: int, num_envs: int, extra_dim: int) -> Rollout:
+        t, b = num_steps, num_envs
+        return cls(obs=torch.zeros((t, b, OBS_DIM)), mask=torch.zeros((t, b, NUM_ACTIONS), dtype=torch.bool),
+                   action=torch.zeros((t, b), dtype=torch.long), logp=torch.zeros((t, b)), value=torch.zeros((t, b)),
+                   reward=torch.zeros((t, b)), done=torch.zeros((t, b)), extra=torch.zeros((t, b, extra_dim)))
+
+
+@dataclass
+class Games:
+    """The learner's games that ended during one rollout; per pool entry, the sum of the
+    learner's placings (1 = won, 0 = last) and the number of games against it."""
+
+    pool_size: int
+    returns: list[float] = field(default_factory=list)
+    lengths: list[int] = field(default_factory=list)
+    wins: list[bool] = field(default_factory=list)
+    placings: list[float] = field(default_factory=list)
+    truncated: list[bool] = field(default_factory=list)
+    place_sum: np.ndarray = field(init=False)
+    count: np.ndarray = field(init=False)
+
+    def __post_init__(self):
+        self.place_sum, self.count = np.zeros(self.pool_size), np.zeros(self.pool_size)
+
+    def add(self, info: dict[str, np.ndarray], done: np.ndarray, truncated: np.ndarray) -> None:
+        n = info["num_players"][done].astype(np.float64)
+        place = 1.0 - info["rank"][done] / (n - 1)
+        self.returns += info["episode_return"][done].tolist()
+        self.lengths += info["episode_length"][done].tolist()
+        self.wins += (info["rank"][done] == 0).tolist()
+        self.placings += place.tolist()
+        self.truncated += truncated[done].tolist()
+        np.add.at(self.place_sum, info["opponent"][done], place)
+        np.add.at(self.count, info["opponent"][done], 1)
+
+
+def sample_actions(logits: torch.Tensor, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """(actions sampled from the masked logits, their log-probabilities): Gumbel-max with the
+    run's own generator (no global random state)."""
+    gumbel = -torch.log(-torch.log(torch.rand(logits.shape, generator=gen).clamp_(1e-20, 1.0)))
+    action = (logits + gumbel).argmax(dim=1)
+    return action, F.log_softmax(logits, dim=1).gather(1, action[:, None]).squeeze(1)
+
+
+def collect_rollout(model: ActorCritic, batch: SeatBatch, buf: Rollout, obs: np.ndarray, mask: np.ndarray,
+                    critic_inputs, gen: torch.Generator, gamma: float, pool_size: int):
+    """Fill ``buf`` with ``num_steps`` learner decisions in every game, from ``obs``/``mask``.
+    ``critic_inputs(privileged, opponent)`` gives the critic's extra inputs. Returns the next
+    (obs, mask) and the :class:`Games` that ended."""
+    model.eval()
+    games = Games(pool_size)
+    for step in range(buf.action.shape[0]):
+        obs_t, mask_t = torch.from_numpy(obs), torch.from_numpy(mask)
+        extra_t = critic_inputs(batch.privileged(), batch.opponent)
+        with torch.inference_mode():
+            logits, value = model(obs_t, mask_t, extra_t)
+            action, logp = sample_actions(logits, gen)
+        buf.obs[step], buf.mask[step], buf.action[step] = obs_t, mask_t, action
+        buf.logp[step], buf.value[step] = logp, value
+        if extra_t is not None:
+            buf.extra[step] = extra_t
+        obs, reward, terminated, truncated, info = batch.step(action.numpy())
+        done = terminated | truncated
+        if truncated.any():  # cut by the turn cap: bootstrap with the value of where it stood
+            with torch.inference_mode():
+                reward = reward.copy()
+                tail = model.value(torch.from_numpy(info["terminal_obs"][truncated]),
+                                   critic_inputs(info["terminal_privileged"][truncated],
+                                                 info["opponent"][truncated])).numpy()
+                reward[truncated] += gamma * tail
+        buf.reward[step] = torch.from_numpy(reward)
+        buf.done[step] = torch.from_numpy(done.astype(np.float32))
+        mask = batch.action_masks()
+        if done.any():
+            games.add(info, done, truncated)
+    return obs, mask, games
+
+
+def gae(buf: Rollout, next_value: torch.Tensor, gamma: float, lam: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """(advantages, returns) by generalised advantage estimation; ``next_value``: the value
+    of the observation after the rollout."""
+    t_len = buf.reward.shape[0]
+    advantages = torch.zeros_like(buf.reward)
+    last = torch.zeros_like(next_value)
+    for step in reversed(range(t_len)):
+        nxt = next_value if step == t_len - 1 else buf.value[step + 1]
+        live = 1.0 - buf.done[step]
+        delta = buf.reward[step] + gamma * nxt * live - buf.value[step]
+        last = delta + gamma * lam * live * last
+        advantages[step] = last
+    return advantages, advantages + buf.value
+
+
+# ----------------------------------------------------------------------------- PPO update
+def ppo_loss(model: ActorCritic, inputs: tuple, act, old_logp, adv, ret, args: Args):
+    """(loss, policy loss, value loss, entropy, approximate KL, clip fraction) of one minibatch.
+    inputs: the network's (features, greedy prior, mask, critic extra) of the minibatch."""
+    logits, value = model.heads(*inputs)
+    log_probs = F.log_softmax(logits, dim=1)
+    new_logp = log_probs.gather(1, act[:, None]).squeeze(1)
+    # Masked entries have probability 0: leave them out of the entropy sum.
+    entropy = -torch.where(inputs[2], log_probs.exp() * log_probs, 0.0).sum(dim=1)
+    log_ratio = new_logp - old_logp
+    ratio = log_ratio.exp()
+    with torch.no_grad():
+        approx_kl = ((ratio - 1) - log_ratio).mean()
+        clipfrac = ((ratio - 1.0).abs() > args.clip_coef).float().mean().item()
+    adv = (adv - adv.mean()) / (adv.std() + 1e-8)  # normalised per minibatch
+    pg_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
+    v_loss = 0.5 * ((value - ret) ** 2).mean()
+    ent = entropy.mean()
+    return pg_loss - args.ent_coef * ent + args.vf_coef * v_loss, pg_loss, v_loss, ent, approx_kl, clipfrac
+
+
+def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, buf: Rollout, advantages: torch.Tensor,
+               returns: torch.Tensor, args: Args, rng: np.random.Generator) -> dict[str, float]:
+    """``args.update_epochs`` passes of clipped PPO over the rollout in shuffled minibatches
+    (``rng`` shuffles). Returns the losses of the last minibatch and the update's statistics."""
+    model.train()
+    n = buf.action.numel()
+    minibatch = n // args.num_minibatches
+    obs, mask = buf.obs.reshape(n, OBS_DIM), buf.mask.reshape(n, NUM_ACTIONS)
+    act, old_logp, extra = buf.action.reshape(n), buf.logp.reshape(n), buf.extra.reshape(n, buf.extra.shape[-1])
+    adv, ret, val = advantages.reshape(n), returns.reshape(n), buf.value.reshape(n)
+    with torch.no_grad():  # functions of the observation alone: once per update, not per epoch
+        x, prior = model.inputs(obs)
+    clipfracs, approx_kl = [], torch.zeros(())
+    for _epoch in range(args.update_epochs):
+        order = torch.from_numpy(rng.permutation(n))
+        for lo in range(0, n, minibatch):
+            idx = order[lo:lo + minibatch]
+            inputs = (x[idx], None if prior is None else prior[idx], mask[idx], extra[idx] if extra.shape[1] else None)
+            loss, pg_loss, v_loss, ent, approx_kl, clipfrac = ppo_loss(model, inputs, act[idx], old_logp[idx],
+                                                                       adv[idx], ret[idx], args)
+            clipfracs.append(clipfrac)
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
+            optimizer.step()
+        if args.target_kl > 0 and approx_kl.item() > args.target_kl:
+            break
+    with torch.no_grad():
+        var_y = ret.var()
+        explained = float("nan") if var_y == 0 else float(1 - (ret - val).var() / var_y)
+    return {"value_loss": v_loss.item(), "policy_loss": pg_loss.item(), "entropy": ent.item(),
+            "approx_kl": approx_kl.item(), "clipfrac": float(np.mean(clipfracs)), "explained_variance": explained}
+
+
+# ----------------------------------------------------------------------------- the run
+@dataclass
+class Run:
+    """What the pieces of a training run share."""
+
+    args: Args
+    rules: Rules
+    model: ActorCritic
+    optimizer: torch.optim.Optimizer
+    np_rng: np.random.Generator  # shuffles minibatches, seeds the pool's agents
+    gen: torch.Generator  # initialises the network, samples the learner's actions
+    pool: OpponentPool
+    critic: CriticInputs
+    batch: SeatBatch
+    writer: Any  # torch.utils.tensorboard.SummaryWriter
+    progress: Progress
+    resumed: bool
+    start: float = 0.0  # perf_counter() when this invocation's training began
+    revision: str = field(default_factory=git_revision)  # the code this invocation started with
+    cpu_seconds: float = 0.0  # CPU time of this invocation's training iterations (evaluations excluded)
+
+    @property
+    def checkpoint_path(self) -> str:
+        return os.path.join(self.args.out, "checkpoint.pt")
+
+    def critic_inputs(self, privileged: np.ndarray, opponent: np.ndarray) -> torch.Tensor | None:
+        return self.critic(privileged, opponent, self.pool)
+
+    def out_of_time(self) -> bool:
+        return 0 < self.args.max_seconds <= time.perf_counter() - self.start
+
+    def save_checkpoint(self) -> None:
+        wall = self.progress.wall_time + time.perf_counter() - self.start
+        atomic_save(training_checkpoint(self.model, self.optimizer, dataclasses.asdict(self.args), self.rules,
+                                        self.progress, wall, self.pool, self.np_rng, self.gen), self.checkpoint_path)
+
+
+def setup(args: Args, saved: dict[str, Any] | None) -> Run:
+    """Build a run from checked args, or take back ``saved`` (a training checkpoint) into it."""
     torch.set_num_threads(args.torch_threads)
     players = parse_players(args.players)
     rules = Rules(num_players=players[0], turn_cap=args.turn_cap, reward=args.reward)
-    seeds = np.random.SeedSequence(args.seed)
-    env_seq, np_seq, torch_seq = seeds.spawn(3)
+    env_seq, np_seq, torch_seq = np.random.SeedSequence(args.seed).spawn(3)
     np_rng = np.random.default_rng(np_seq)
     gen = torch.Generator().manual_seed(int(torch_seq.generate_state(1)[0]))
-
-    # Opponent kinds the privileged critic is told about: the live policy, a snapshot, each baseline.
-    baseline_names = split_names(args.baselines)
-    kinds = ["self", "snapshot", *baseline_names]
-    extra_dim = PRIVILEGED_DIM + len(kinds) if args.privileged_critic else 0
-    if saved is not None and int(saved["config"].get("critic_extra", 0)) != extra_dim:
-        raise ValueError("--privileged-critic / --baselines differ from the checkpoint's critic "
-                         f"({saved['config'].get('critic_extra', 0)} extra inputs, these flags give {extra_dim})")
+    baselines = split_names(args.baselines)
+    critic = CriticInputs(baselines, args.privileged_critic)
 
     def new_network(generator: torch.Generator | None = None) -> ActorCritic:
         return ActorCritic(OBS_DIM, hidden_sizes(args.hidden), NUM_ACTIONS, generator=generator,
-                           features=args.features, critic_extra=extra_dim, greedy_prior=args.greedy_prior)
+                           features=args.features, critic_extra=critic.dim, greedy_prior=args.greedy_prior)
 
     model = new_network(gen)
     if saved is None and args.init_policy:
         start_from_policy(model, args.init_policy)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.learning_rate, eps=1e-5)
-    global_step = decisions = updates = 0
-    wall_before = 0.0
-    schedule = {"snapshot": args.snapshot_every, "eval": args.eval_every, "checkpoint": args.checkpoint_every}
-    history: list[dict] = []
-
-    # The pool: the live policy, baselines, then snapshots.
-    pool = [PoolEntry("self", "self", PPOAgent(model, seed=int(np_rng.integers(2**31)), deterministic=False,
-                                               name="self"))]
-    for name in baseline_names:
-        pool.append(PoolEntry(name, "baseline", build_agent(name, seed=int(np_rng.integers(2**31)))))
-
-    if saved is not None:
-        model.load_state_dict(model_from_checkpoint(saved, ckpt_path).state_dict())
-        optimizer.load_state_dict(saved["optimizer"])
-        global_step, decisions, updates = saved["global_step"], saved["decisions"], saved["updates"]
-        wall_before = saved["wall_time"]
-        schedule = dict(saved["schedule"])
-        history = list(saved["history"])
-        np_rng.bit_generator.state = saved["rng"]["numpy"]
-        gen.set_state(saved["rng"]["torch"])
-        known = {e.name: e for e in pool}
-        for data in saved["pool"]:
-            if data["kind"] == "snapshot":
-                snap = new_network()
-                snap.load_state_dict(data["model"])
-                entry = PoolEntry(data["name"], "snapshot", frozen_agent(snap, data["name"], int(np_rng.integers(2**31))),
-                                  step=data["step"])
-                pool.append(entry)
-            else:
-                entry = known.get(data["name"])
-                if entry is None:  # a baseline dropped from --baselines on resume
-                    continue
-            entry.score, entry.games = data["score"], data["games"]
-        model.train()
-        print(f"resumed from {ckpt_path} at step {global_step:,} (update {updates})", file=sys.stderr)
-
+    pool = OpponentPool(model, baselines, np_rng, self_play_share=args.self_play_share, pfsp_power=args.pfsp_power,
+                        size=args.pool_size)
+    if saved is None:
+        progress = Progress(schedule={"snapshot": args.snapshot_every, "eval": args.eval_every,
+                                      "checkpoint": args.checkpoint_every})
+    else:
+        progress = restore_training(saved, os.path.join(args.out, "checkpoint.pt"), model, optimizer, pool, np_rng,
+                                    gen, new_network)
     # Environments: a fresh deal on resume, seeded from (seed, updates) so it differs from the first run.
-    batch = SeatBatch(args.num_envs, [e.agent for e in pool], rules=rules, players=players,
-                      opponent_weights=pool_weights(pool, args),
-                      seed=np.random.SeedSequence([int(env_seq.generate_state(1)[0]), updates]))
-
+    batch = SeatBatch(args.num_envs, pool.agents(), rules=rules, players=players, opponent_weights=pool.weights(),
+                      seed=np.random.SeedSequence([int(env_seq.generate_state(1)[0]), progress.updates]))
     from torch.utils.tensorboard import SummaryWriter
 
-    writer = SummaryWriter(args.out, purge_step=global_step if saved is not None else None)
+    writer = SummaryWriter(args.out, purge_step=progress.global_step if saved is not None else None)
     if saved is None:
         writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(
             f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items()))
+    return Run(args, rules, model, optimizer, np_rng, gen, pool, critic, batch, writer, progress, saved is not None)
 
-    def make_checkpoint() -> dict[str, Any]:
-        return checkpoint_dict(
-            model, kind="training", args=dataclasses.asdict(args),
-            rules={"players": args.players, "rounds": rules.rounds, "turn_cap": rules.turn_cap, "reward": rules.reward},
-            global_step=global_step, decisions=decisions, updates=updates,
-            wall_time=wall_before + time.perf_counter() - start,
-            optimizer=optimizer.state_dict(), pool=[e.to_data() for e in pool],
-            rng={"numpy": np_rng.bit_generator.state, "torch": gen.get_state()},
-            schedule=dict(schedule), history=history)
 
-    def run_eval(games: int, seed: int) -> dict[str, dict[str, float]]:
-        results = evaluate(model, opponents, args.eval_players, games, seed, rules)
-        summary = eval_summary(results)
-        for opp, row in summary.items():
-            writer.add_scalar(f"eval/win_rate_vs_{opp}", row["win_rate"], global_step)
-            writer.add_scalar(f"eval/mean_rank_vs_{opp}", row["mean_rank"], global_step)
-            writer.add_scalar(f"eval/mean_score_vs_{opp}", row["mean_score"], global_step)
-        history.append({"step": global_step, **{opp: row["win_rate"] for opp, row in summary.items()}})
-        return results
+def due(schedule: dict[str, int], event: str, step: int, every: int, force: bool = False) -> bool:
+    """Whether the periodic ``event`` falls due at ``step`` (or is ``force``d); if so its next
+    step moves past ``step``."""
+    if step < schedule[event] and not force:
+        return False
+    while schedule[event] <= step:
+        schedule[event] += every
+    return True
 
-    opponents = split_names(args.eval_opponents)
-    b, t_len = args.num_envs, args.num_steps
-    obs_buf = torch.zeros((t_len, b, OBS_DIM))
-    mask_buf = torch.zeros((t_len, b, NUM_ACTIONS), dtype=torch.bool)
-    act_buf = torch.zeros((t_len, b), dtype=torch.long)
-    logp_buf = torch.zeros((t_len, b))
-    val_buf = torch.zeros((t_len, b))
-    rew_buf = torch.zeros((t_len, b))
-    done_buf = torch.zeros((t_len, b))
-    extra_buf = torch.zeros((t_len, b, extra_dim))
-    batch_size = b * t_len
-    minibatch = batch_size // args.num_minibatches
-    kind_onehot = np.eye(len(kinds), dtype=np.float32)
 
-    def critic_extra(privileged: np.ndarray, opponent: np.ndarray) -> torch.Tensor | None:
-        """The privileged critic's extra inputs: hidden cards (scaled) + opponent kind."""
-        if not extra_dim:
-            return None
-        kind = np.array([kinds.index(e.name if e.kind == "baseline" else e.kind) for e in pool])[opponent]
-        return torch.from_numpy(np.concatenate([privileged / 5.0, kind_onehot[kind]], axis=1))
+def update_pool(run: Run, games: Games) -> None:
+    """The rollout's results into the PFSP scores; a snapshot when one is due; the batch's
+    opponents and their weights for the next rollout."""
+    run.pool.record(games.place_sum, games.count)
+    step = run.progress.global_step
+    if run.args.pool_size > 0 and due(run.progress.schedule, "snapshot", step, run.args.snapshot_every):
+        run.pool.add_snapshot(run.model, step, run.np_rng)
+    run.batch.set_opponents(run.pool.agents(), run.pool.weights())
 
+
+def stop_if_diverged(run: Run, stats: dict[str, float]) -> None:
+    """Stop before a NaN network reaches a checkpoint, the pool or the policy file."""
+    if not all(bool(torch.isfinite(p).all()) for p in run.model.parameters()):
+        raise ValueError(f"training diverged at step {run.progress.global_step:,}: the network's weights are no longer "
+                         f"finite (last losses: policy {stats['policy_loss']}, value {stats['value_loss']}); "
+                         f"{run.checkpoint_path} still holds the last good checkpoint (try a lower --learning-rate)")
+
+
+# ----------------------------------------------------------------------------- logging and evaluation
+def log_update(run: Run, games: Games, stats: dict[str, float], timing: dict[str, float]) -> None:
+    """One update's scalars: speed (charts/), the training games (charts/), losses (losses/)."""
+    writer, step = run.writer, run.progress.global_step
+    writer.add_scalar("charts/learning_rate", run.optimizer.param_groups[0]["lr"], step)
+    for name, value in timing.items():
+        writer.add_scalar(f"charts/{name}", value, step)
+    writer.add_scalar("charts/pool_size", len(run.pool.entries), step)
+    if games.returns:
+        writer.add_scalar("charts/episodic_return", float(np.mean(games.returns)), step)
+        writer.add_scalar("charts/episodic_length", float(np.mean(games.lengths)), step)
+        writer.add_scalar("charts/win_rate", float(np.mean(games.wins)), step)
+        writer.add_scalar("charts/placing", float(np.mean(games.placings)), step)
+        writer.add_scalar("charts/truncated_share", float(np.mean(games.truncated)), step)
+    for e in run.pool.entries:
+        if e.kind != "snapshot":
+            writer.add_scalar(f"charts/placing_vs_{e.name}", e.score, step)
+    for name, value in stats.items():
+        writer.add_scalar(f"losses/{name}", value, step)
+
+
+def run_eval(run: Run, games: int, seed: int) -> None:
+    """A periodic evaluation: logged under eval/ and kept in the run's history."""
+    results = evaluate(run.model, split_names(run.args.eval_opponents), run.args.eval_players, games, seed, run.rules)
+    step, summary = run.progress.global_step, eval_summary(results)
+    for opp, row in summary.items():
+        run.writer.add_scalar(f"eval/win_rate_vs_{opp}", row["win_rate"], step)
+        run.writer.add_scalar(f"eval/mean_rank_vs_{opp}", row["mean_rank"], step)
+        run.writer.add_scalar(f"eval/mean_score_vs_{opp}", row["mean_score"], step)
+    run.progress.history.append({"step": step, **{opp: row["win_rate"] for opp, row in summary.items()}})
+
+
+def eval_text(history: list[dict]) -> str:
+    return " ".join(f"{k[:3]} {v:.2f}" for k, v in history[-1].items() if k != "step") if history else "-"
+
+
+def progress_bar(run: Run):
     from tqdm import tqdm
 
-    bar = tqdm(total=args.total_steps, initial=min(global_step, args.total_steps), unit="step", unit_scale=True,
-               disable=not args.progress, dynamic_ncols=True, mininterval=1.0, file=sys.stderr)
-    last_eval = " ".join(f"{k[:3]} {v:.2f}" for k, v in history[-1].items() if k != "step") if history else "-"
-    start = time.perf_counter()
-    revision = git_revision()  # the code this run (or resumption) started with, however long it runs
-    cpu_seconds = 0.0  # CPU time of the training iterations (excludes evaluations)
-    obs = batch.reset()
-    mask = batch.action_masks()
-    try:
-        while global_step < args.total_steps and not (0 < args.max_seconds <= time.perf_counter() - start):
-            t0, c0 = time.perf_counter(), time.process_time()
-            d0 = batch.decisions
-            if args.anneal_lr:
-                # By steps only: a schedule that read the clock would make seeded runs differ.
-                optimizer.param_groups[0]["lr"] = args.learning_rate * max(0.0, 1.0 - global_step / args.total_steps)
-            ep_ret, ep_len, ep_win, ep_place, ep_trunc = [], [], [], [], []
-            opp_sum = np.zeros(len(pool))
-            opp_cnt = np.zeros(len(pool))
-            # ---------------------------------------------------------------- rollout
-            model.eval()
-            for step in range(t_len):
-                obs_t, mask_t = torch.from_numpy(obs), torch.from_numpy(mask)
-                extra_t = critic_extra(batch.privileged(), batch.opponent)
-                with torch.inference_mode():
-                    logits, value = model(obs_t, mask_t, extra_t)
-                    gumbel = -torch.log(-torch.log(torch.rand(logits.shape, generator=gen).clamp_(1e-20, 1.0)))
-                    action = (logits + gumbel).argmax(dim=1)
-                    logp = F.log_softmax(logits, dim=1).gather(1, action[:, None]).squeeze(1)
-                obs_buf[step], mask_buf[step], act_buf[step] = obs_t, mask_t, action
-                logp_buf[step], val_buf[step] = logp, value
-                if extra_dim:
-                    extra_buf[step] = extra_t
-                obs, reward, terminated, truncated, info = batch.step(action.numpy())
-                done = terminated | truncated
-                if truncated.any():  # cut by the turn cap: bootstrap with the value of where it stood
-                    with torch.inference_mode():
-                        reward = reward.copy()
-                        tail = model.value(torch.from_numpy(info["terminal_obs"][truncated]),
-                                           critic_extra(info["terminal_privileged"][truncated],
-                                                        info["opponent"][truncated])).numpy()
-                        reward[truncated] += args.gamma * tail
-                rew_buf[step] = torch.from_numpy(reward)
-                done_buf[step] = torch.from_numpy(done.astype(np.float32))
-                mask = batch.action_masks()
-                if done.any():
-                    n = info["num_players"][done].astype(np.float64)
-                    place = 1.0 - info["rank"][done] / (n - 1)  # 1 = won, 0 = last
-                    ep_ret += info["episode_return"][done].tolist()
-                    ep_len += info["episode_length"][done].tolist()
-                    ep_win += (info["rank"][done] == 0).tolist()
-                    ep_place += place.tolist()
-                    ep_trunc += truncated[done].tolist()
-                    np.add.at(opp_sum, info["opponent"][done], place)
-                    np.add.at(opp_cnt, info["opponent"][done], 1)
-            global_step += b * t_len
-            rollout_time = time.perf_counter() - t0
-            rollout_decisions = batch.decisions - d0
-            decisions += rollout_decisions
+    return tqdm(total=run.args.total_steps, initial=min(run.progress.global_step, run.args.total_steps), unit="step",
+                unit_scale=True, disable=not run.args.progress, dynamic_ncols=True, mininterval=1.0, file=sys.stderr)
 
-            # ---------------------------------------------------------------- GAE
-            with torch.inference_mode():
-                next_value = model.value(torch.from_numpy(obs), critic_extra(batch.privileged(), batch.opponent))
-            advantages = torch.zeros((t_len, b))
-            last = torch.zeros(b)
-            for step in reversed(range(t_len)):
-                nxt = next_value if step == t_len - 1 else val_buf[step + 1]
-                live = 1.0 - done_buf[step]
-                delta = rew_buf[step] + args.gamma * nxt * live - val_buf[step]
-                last = delta + args.gamma * args.gae_lambda * live * last
-                advantages[step] = last
-            returns = advantages + val_buf
 
-            # ---------------------------------------------------------------- update
-            t1 = time.perf_counter()
-            model.train()
-            f_obs, f_mask = obs_buf.reshape(-1, OBS_DIM), mask_buf.reshape(-1, NUM_ACTIONS)
-            f_act, f_logp = act_buf.reshape(-1), logp_buf.reshape(-1)
-            f_adv, f_ret, f_val = advantages.reshape(-1), returns.reshape(-1), val_buf.reshape(-1)
-            f_extra = extra_buf.reshape(-1, extra_dim)
-            with torch.no_grad():  # functions of the observation alone: once per update, not per epoch
-                f_x, f_prior = model.inputs(f_obs)
-            clipfracs, approx_kl = [], torch.zeros(())
-            for _epoch in range(args.update_epochs):
-                order = torch.from_numpy(np_rng.permutation(batch_size))
-                for lo in range(0, batch_size, minibatch):
-                    idx = order[lo:lo + minibatch]
-                    logits, value = model.heads(f_x[idx], None if f_prior is None else f_prior[idx], f_mask[idx],
-                                                f_extra[idx] if extra_dim else None)
-                    log_probs = F.log_softmax(logits, dim=1)
-                    new_logp = log_probs.gather(1, f_act[idx, None]).squeeze(1)
-                    # Masked entries have probability 0: leave them out of the entropy sum.
-                    entropy = -torch.where(f_mask[idx], log_probs.exp() * log_probs, 0.0).sum(dim=1)
-                    log_ratio = new_logp - f_logp[idx]
-                    ratio = log_ratio.exp()
-                    with torch.no_grad():
-                        approx_kl = ((ratio - 1) - log_ratio).mean()
-                        clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
-                    adv = f_adv[idx]
-                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-                    pg_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
-                    v_loss = 0.5 * ((value - f_ret[idx]) ** 2).mean()
-                    ent = entropy.mean()
-                    loss = pg_loss - args.ent_coef * ent + args.vf_coef * v_loss
-                    optimizer.zero_grad()
-                    loss.backward()
-                    torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
-                    optimizer.step()
-                if args.target_kl > 0 and approx_kl.item() > args.target_kl:
-                    break
-            updates += 1
-            update_time = time.perf_counter() - t1
-            if not all(bool(torch.isfinite(p).all()) for p in model.parameters()):
-                # Stop before a NaN network reaches a checkpoint, the pool or the policy file.
-                raise ValueError(f"training diverged at step {global_step:,}: the network's weights are no longer "
-                                 f"finite (last losses: policy {pg_loss.item()}, value {v_loss.item()}); "
-                                 f"{ckpt_path} still holds the last good checkpoint (try a lower --learning-rate)")
+def after_update(run: Run, bar, speed: tuple[float, float]) -> None:
+    """The evaluation (when due, and at the end), the progress bar, the checkpoint (when due)."""
+    args, progress = run.args, run.progress
+    step = progress.global_step
+    if due(progress.schedule, "eval", step, args.eval_every, force=step >= args.total_steps or run.out_of_time()):
+        run_eval(run, args.eval_games, seed=args.seed + 1)
+    bar.set_postfix_str(f"{speed[0]:,.0f} steps/s {speed[1]:,.0f} dec/s | eval {eval_text(progress.history)}",
+                        refresh=False)
+    bar.update(min(step, args.total_steps) - bar.n)
+    if due(progress.schedule, "checkpoint", step, args.checkpoint_every):
+        run.save_checkpoint()
 
-            # ---------------------------------------------------------------- pool
-            seen = opp_cnt > 0
-            for i in np.flatnonzero(seen):
-                pool[i].score = float(0.7 * pool[i].score + 0.3 * opp_sum[i] / opp_cnt[i])
-                pool[i].games += int(opp_cnt[i])
-            if args.pool_size > 0 and global_step >= schedule["snapshot"]:
-                while schedule["snapshot"] <= global_step:
-                    schedule["snapshot"] += args.snapshot_every
-                name = f"snap@{global_step}"
-                agent = frozen_agent(model, name, int(np_rng.integers(2**31)))
-                snaps = [i for i, e in enumerate(pool) if e.kind == "snapshot"]
-                entry = PoolEntry(name, "snapshot", agent, step=global_step)
-                if len(snaps) >= args.pool_size:
-                    pool[min(snaps, key=lambda i: pool[i].step)] = entry  # oldest leaves; its index is reused
-                else:
-                    pool.append(entry)
-            batch.set_opponents([e.agent for e in pool], pool_weights(pool, args))
 
-            # ---------------------------------------------------------------- logging
-            elapsed = time.perf_counter() - t0
-            cpu = max(time.process_time() - c0, 1e-9)  # what this process got of the CPU (shared machine)
-            sps, dps = b * t_len / elapsed, rollout_decisions / elapsed
-            cpu_seconds += cpu
-            with torch.no_grad():
-                var_y = f_ret.var()
-                explained = float("nan") if var_y == 0 else float(1 - (f_ret - f_val).var() / var_y)
-            writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], global_step)
-            writer.add_scalar("charts/steps_per_second", sps, global_step)
-            writer.add_scalar("charts/decisions_per_second", dps, global_step)
-            writer.add_scalar("charts/decisions_per_cpu_second", rollout_decisions / cpu, global_step)
-            writer.add_scalar("charts/rollout_seconds", rollout_time, global_step)
-            writer.add_scalar("charts/update_seconds", update_time, global_step)
-            writer.add_scalar("charts/pool_size", len(pool), global_step)
-            if ep_ret:
-                writer.add_scalar("charts/episodic_return", float(np.mean(ep_ret)), global_step)
-                writer.add_scalar("charts/episodic_length", float(np.mean(ep_len)), global_step)
-                writer.add_scalar("charts/win_rate", float(np.mean(ep_win)), global_step)
-                writer.add_scalar("charts/placing", float(np.mean(ep_place)), global_step)
-                writer.add_scalar("charts/truncated_share", float(np.mean(ep_trunc)), global_step)
-            for e in pool:
-                if e.kind != "snapshot":
-                    writer.add_scalar(f"charts/placing_vs_{e.name}", e.score, global_step)
-            writer.add_scalar("losses/value_loss", v_loss.item(), global_step)
-            writer.add_scalar("losses/policy_loss", pg_loss.item(), global_step)
-            writer.add_scalar("losses/entropy", ent.item(), global_step)
-            writer.add_scalar("losses/approx_kl", approx_kl.item(), global_step)
-            writer.add_scalar("losses/clipfrac", float(np.mean(clipfracs)), global_step)
-            writer.add_scalar("losses/explained_variance", explained, global_step)
-
-            out_of_time = 0 < args.max_seconds <= time.perf_counter() - start
-            if global_step >= schedule["eval"] or global_step >= args.total_steps or out_of_time:
-                while schedule["eval"] <= global_step:
-                    schedule["eval"] += args.eval_every
-                run_eval(args.eval_games, seed=args.seed + 1)
-                last_eval = " ".join(f"{k[:3]} {v:.2f}" for k, v in history[-1].items() if k != "step")
-            bar.set_postfix_str(f"{sps:,.0f} steps/s {dps:,.0f} dec/s | eval {last_eval}", refresh=False)
-            bar.update(min(global_step, args.total_steps) - bar.n)
-
-            if global_step >= schedule["checkpoint"]:
-                while schedule["checkpoint"] <= global_step:
-                    schedule["checkpoint"] += args.checkpoint_every
-                atomic_save(make_checkpoint(), ckpt_path)
-    except KeyboardInterrupt:
-        # Keep what was learned: the checkpoint is written at an update boundary.
-        atomic_save(make_checkpoint(), ckpt_path)
-        bar.close()
-        writer.close()
-        print(f"\ninterrupted; checkpoint at step {global_step:,} in {ckpt_path} (continue with --resume)",
-              file=sys.stderr)
-        raise
-    bar.close()
-    wall = wall_before + time.perf_counter() - start
-    atomic_save(make_checkpoint(), ckpt_path)
+def finish(run: Run, saved: dict[str, Any] | None) -> dict[str, Any]:
+    """The last checkpoint, the policy file, the final evaluation (eval.json), the learning curve."""
+    args, progress, model = run.args, run.progress, run.model
+    wall = progress.wall_time + time.perf_counter() - run.start
+    run.save_checkpoint()
     policy_path = os.path.join(args.out, "policy.pt")
-    atomic_save(checkpoint_dict(model, kind="policy", args=dataclasses.asdict(args), global_step=global_step,
-                                decisions=decisions, wall_time=wall, git_revision=revision,
+    atomic_save(checkpoint_dict(model, kind="policy", args=dataclasses.asdict(args), global_step=progress.global_step,
+                                decisions=progress.decisions, wall_time=wall, git_revision=run.revision,
                                 command=" ".join(["python -m startups_env.train.selfplay", *sys.argv[1:]])), policy_path)
-
-    summary: dict[str, Any] = {"global_step": global_step, "decisions": decisions, "wall_time": wall,
-                               "steps_per_second": global_step / wall if wall else 0.0,
-                               "decisions_per_second": decisions / wall if wall else 0.0}
-    run_decisions = decisions - (saved["decisions"] if saved is not None else 0)
-    print(f"trained {global_step:,} learner steps ({decisions:,} decisions, all seats) in {wall:.0f} s: "
+    summary: dict[str, Any] = {"global_step": progress.global_step, "decisions": progress.decisions, "wall_time": wall,
+                               "steps_per_second": progress.global_step / wall if wall else 0.0,
+                               "decisions_per_second": progress.decisions / wall if wall else 0.0}
+    run_decisions = progress.decisions - (saved["decisions"] if saved is not None else 0)
+    print(f"trained {progress.global_step:,} learner steps ({progress.decisions:,} decisions, all seats) in {wall:.0f} s: "
           f"{summary['steps_per_second']:,.0f} learner steps/s, {summary['decisions_per_second']:,.0f} decisions/s "
-          f"wall clock, evaluations included; {run_decisions / max(cpu_seconds, 1e-9):,.0f} decisions per "
+          f"wall clock, evaluations included; {run_decisions / max(run.cpu_seconds, 1e-9):,.0f} decisions per "
           f"CPU second of training")
     if args.final_eval_games > 0:
-        results = evaluate(model, opponents, args.eval_players, args.final_eval_games, args.seed + 2, rules, rate=True)
+        results = evaluate(model, split_names(args.eval_opponents), args.eval_players, args.final_eval_games,
+                           args.seed + 2, run.rules, rate=True)
         summary["eval"] = eval_summary(results)
         for opp, res in results.items():
-            writer.add_scalar(f"eval/final_win_rate_vs_{opp}", summary["eval"][opp]["win_rate"], global_step)
+            run.writer.add_scalar(f"eval/final_win_rate_vs_{opp}", summary["eval"][opp]["win_rate"], progress.global_step)
             print(f"\n== final evaluation: ppo vs {args.eval_players - 1} x {opp} ==")
             print(res.table())
         atomic_write_text(json.dumps({k: res.to_json() for k, res in results.items()}, indent=2),
                           os.path.join(args.out, "eval.json"))
-    writer.close()
+    run.writer.close()
     curve = plot_learning_curve(args.out)
     if curve:
         print(f"learning curve: {curve}")
@@ -759,39 +621,57 @@ def train(args: Args, given: dict[str, Any] | None = None) -> dict[str, Any]:
     return summary
 
 
-def plot_learning_curve(out_dir: str) -> str | None:
-    """Write OUT/learning_curve.png from the run's TensorBoard scalars (every invocation,
-    resumed ones included): episodic return and win rate of the training games, and the
-    periodic evaluation win rates. Returns the path, or None when nothing was logged yet."""
-    import matplotlib
+# ----------------------------------------------------------------------------- training
+def train(args: Args, given: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Run (or resume) a training run; returns the final evaluation summary."""
+    args, saved = resolve_args(args, given)
+    os.makedirs(args.out, exist_ok=True)
+    run = setup(args, saved)
+    model, optimizer, batch, progress = run.model, run.optimizer, run.batch, run.progress
+    buf = Rollout.empty(args.num_steps, args.num_envs, run.critic.dim)
+    bar = progress_bar(run)
+    run.start = time.perf_counter()
+    obs, mask = batch.reset(), batch.action_masks()
+    try:
+        while progress.global_step < args.total_steps and not run.out_of_time():
+            t0, c0, d0 = time.perf_counter(), time.process_time(), batch.decisions
+            if args.anneal_lr:
+                # By steps only: a schedule that read the clock would make seeded runs differ.
+                optimizer.param_groups[0]["lr"] = args.learning_rate * max(0.0, 1.0 - progress.global_step / args.total_steps)
+            obs, mask, games = collect_rollout(model, batch, buf, obs, mask, run.critic_inputs, run.gen, args.gamma,
+                                               len(run.pool.entries))
+            progress.global_step += buf.action.numel()
+            rollout_time, rollout_decisions = time.perf_counter() - t0, batch.decisions - d0
+            progress.decisions += rollout_decisions
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+            with torch.inference_mode():
+                next_value = model.value(torch.from_numpy(obs), run.critic_inputs(batch.privileged(), batch.opponent))
+            advantages, returns = gae(buf, next_value, args.gamma, args.gae_lambda)
+            t1 = time.perf_counter()
+            stats = ppo_update(model, optimizer, buf, advantages, returns, args, run.np_rng)
+            progress.updates += 1
+            update_time = time.perf_counter() - t1
+            stop_if_diverged(run, stats)
+            update_pool(run, games)
 
-    events = EventAccumulator(out_dir, size_guidance={"scalars": 0})
-    events.Reload()
-    tags = events.Tags().get("scalars", [])
-    train_tags = [t for t in ("charts/episodic_return", "charts/win_rate") if t in tags]
-    eval_tags = sorted(t for t in tags if t.startswith("eval/win_rate_vs_"))
-    if not train_tags and not eval_tags:
-        return None
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
-    for ax, chosen, title in ((axes[0], train_tags, "training games"), (axes[1], eval_tags, "evaluation (arena)")):
-        for tag in chosen:
-            points = events.Scalars(tag)
-            ax.plot([p.step for p in points], [p.value for p in points], marker="." if len(points) < 30 else None,
-                    label=tag.split("/", 1)[1])
-        ax.set_title(title)
-        ax.set_xlabel("learner steps")
-        ax.grid(alpha=0.3)
-        if chosen:
-            ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = os.path.join(out_dir, "learning_curve.png")
-    atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=90))
-    plt.close(fig)
-    return path
+            elapsed = time.perf_counter() - t0
+            cpu = max(time.process_time() - c0, 1e-9)  # what this process got of the CPU (shared machine)
+            run.cpu_seconds += cpu
+            speed = (buf.action.numel() / elapsed, rollout_decisions / elapsed)
+            log_update(run, games, stats, {"steps_per_second": speed[0], "decisions_per_second": speed[1],
+                                           "decisions_per_cpu_second": rollout_decisions / cpu,
+                                           "rollout_seconds": rollout_time, "update_seconds": update_time})
+            after_update(run, bar, speed)
+    except KeyboardInterrupt:
+        # Keep what was learned: the checkpoint is written at an update boundary.
+        run.save_checkpoint()
+        bar.close()
+        run.writer.close()
+        print(f"\ninterrupted; checkpoint at step {progress.global_step:,} in {run.checkpoint_path} (continue with "
+              f"--resume)", file=sys.stderr)
+        raise
+    bar.close()
+    return finish(run, saved)
 
 
 def main(argv=None) -> int:
