@@ -313,6 +313,22 @@ def test_selfplay_baselines_take_outside_bots(bot_module):
         check_args(Args(baselines="nowhere_module:make"))
 
 
+def test_an_outside_bot_is_a_training_opponent(bot_module):
+    """What --baselines does with one: an opponent of the learner's batch."""
+    from startups_env.vector import SeatBatch
+
+    batch = SeatBatch(4, [build_agent(f"{bot_module}:make_bot", seed=1)], players=3, seed=0)
+    batch.reset()
+    for _ in range(30):
+        batch.step(batch.action_masks().argmax(axis=1))
+    assert batch.decisions > 30
+    bad = SeatBatch(2, [build_agent(f"{bot_module}:make_bot[mode=float]", seed=1)], players=3, seed=0)
+    with pytest.raises(ValueError, match="returned float64 actions"):  # in reset() or a step()
+        bad.reset()
+        for _ in range(4):
+            bad.step(bad.action_masks().argmax(axis=1))
+
+
 def test_per_agent_policy_wrapped_as_the_registry_docstring_shows():
     """The docstring's recipe for a PettingZoo-style policy f(observation dict) -> action."""
     def policy(observation):  # e.g. a PettingZoo tutorial's agent
