@@ -8,7 +8,7 @@ from startups_env.rules import NUM_ACTIONS, Action
 
 from .base import Agent, check_act_inputs
 from .features import Features, features
-from .greedy import check_weight
+from .greedy import best_legal, check_weight
 
 
 class BankerAgent(Agent):
@@ -59,10 +59,4 @@ def banker_actions(f: Features, mask: np.ndarray, min_coins: float, useful_bonus
     has = f.put_phase[None] & (f.hand > 0)
     scores[Action.KEEP:Action.MARKET] = np.where(has, np.where(behind, -10.0, mine), -np.inf)
     scores[Action.MARKET:] = np.where(has & ~f.barred, np.where(behind, 20.0 - mine, -20.0), -np.inf)
-
-    scores = np.where(mask.T, scores, -np.inf)
-    choice = scores.argmax(axis=0)
-    stuck = ~np.isfinite(scores[choice, np.arange(b)])
-    if stuck.any():
-        choice[stuck] = mask[stuck].argmax(axis=1)
-    return choice.astype(np.int64)
+    return best_legal(scores, mask)

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from startups_env import queries
 from startups_env.observe import OBS_DIM, PIECES, SLICES
-from startups_env.rules import DECK_SIZE, HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS, NUM_COMPANIES
+from startups_env.rules import HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS, NUM_COMPANIES
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
 _SHAPES = {p.name: p.shape for p in PIECES}
@@ -56,7 +57,7 @@ class Features:
 
     def draw_cost(self) -> np.ndarray:
         """[B] coins a draw lays on the market (1 per card of a company whose chip I lack)."""
-        return (self.market * (self.chip_holder != 0)).sum(axis=0)
+        return queries.draw_cost(self.market, queries.lacks_chip(self.chip_holder, 0))
 
     def draw_odds(self) -> np.ndarray:
         """[C, B] chance that a drawn card is of each company (the unseen mix)."""
@@ -117,14 +118,12 @@ def state_features(state) -> Features:
     games = np.arange(b)
     n = state.num_players.astype(np.intp)
     seat = state.current.astype(np.intp)
-    rel = np.arange(P)[:, None]
-    absolute = (seat[None, :] + rel) % n[None, :]  # [P, B]
-    present = rel < n[None, :]
+    absolute, present = queries.absolute_seats(seat, n)  # [P, B]
     company_rows = np.arange(C)[:, None] * b + games[None, :]  # [C, B]
     cell = absolute[:, None, :] * (C * b) + company_rows[None]  # [P, C, B]
     shown = present[:, None, :]
     chip = state.chip.astype(np.intp)
-    holder = np.where(chip >= 0, (chip - seat[None, :]) % n[None, :], -1)
+    holder = np.where(chip >= 0, queries.relative_seat(chip, seat[None, :], n[None, :]), -1)
     f32 = np.float32
     return Features(
         num_players=n.astype(f32),
@@ -136,8 +135,8 @@ def state_features(state) -> Features:
         chip_holder=holder,
         market=state.market_count.astype(f32),
         take_coins=state.market_take_coins().astype(f32),
-        pile=(DECK_SIZE - state.pile_pos.astype(np.int16)).astype(f32),
+        pile=queries.pile_left(state.pile_pos.astype(np.int16)).astype(f32),
         barred=state.barred[None, :] == np.arange(C)[:, None],
         unseen=state.unseen(seat).astype(f32),
-        others=(rel > 0) & present,
+        others=(np.arange(P)[:, None] > 0) & present,
     )

@@ -8,6 +8,7 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
+from startups_env import queries
 from startups_env.rules import NUM_ACTIONS, NUM_COMPANIES, Action
 
 from .base import Agent, check_act_inputs
@@ -158,7 +159,7 @@ def _keep_and_market(f: Features, values: np.ndarray, p_lead: np.ndarray, params
     reveals_lead = (mine_public <= rivals_public) & (mine_public + 1 > rivals_public)
     holder = f.chip_holder
     holder_cards = np.take_along_axis(f.portfolios, np.maximum(holder, 0)[None], axis=0)[0]  # [C, B]
-    wins_chip = (holder < 0) | ((holder > 0) & (f.portfolios[0] + 1 > holder_cards))
+    wins_chip = queries.takes_chip(holder, f.portfolios[0] + 1, holder_cards) & ~f.chip_mine  # (mine already: no win)
     keep = (params.commit_weight * lead - params.hide_penalty * (reveals_lead & (lead > 0.5))
             + params.chip_value * wins_chip)
     # Market: one card fewer at the end; feeding a narrow race costs a little.
@@ -214,10 +215,16 @@ def greedy_scores(f: Features, params: GreedyParams = GreedyParams()) -> np.ndar
 def greedy_actions(f: Features, mask: np.ndarray, params: GreedyParams = GreedyParams()) -> np.ndarray:
     """int64[B]: the greedy bot's action in each game (see :class:`GreedyAgent`);
     mask bool[B, 19]."""
-    scores = np.where(mask.T, greedy_scores(f, params), -np.inf)
+    return best_legal(greedy_scores(f, params), mask)
+
+
+def best_legal(scores: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """int64[B]: the legal action with the highest score in each game (the first of equals),
+    from scores float[19, B] and mask bool[B, 19]; a game whose every legal score is -inf
+    (no rule-based bot scores a legal action so) falls back to its first legal action."""
+    scores = np.where(mask.T, scores, -np.inf)
     choice = scores.argmax(axis=0)
-    # Rows whose every legal score is -inf (cannot happen for legal masks) fall back to the first legal.
-    stuck = ~np.isfinite(scores[choice, np.arange(f.batch_size)])
+    stuck = ~np.isfinite(scores[choice, np.arange(scores.shape[1])])
     if stuck.any():
         choice[stuck] = mask[stuck].argmax(axis=1)
     return choice.astype(np.int64)

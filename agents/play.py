@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from startups_env import queries
 from startups_env.core import Simulator
 from startups_env.render import table_text
 from startups_env.replay import Recorder, describe_action
@@ -81,14 +82,9 @@ def parse_move(text: str, legal: Sequence[int]) -> int:
 
 
 def _draw_cost(sim: Simulator) -> int:
-    """Coins a draw would cost the player to act, found by drawing in a scratch copy of the
-    game (so the rule stays in the simulator)."""
-    scratch = Simulator(sim.rules, 1, seed=0)  # its own deal is overwritten below
-    scratch.state = sim.state.copy()
-    seat = int(sim.state.current[0])
-    before = int(scratch.state.coins[seat, 0])
-    scratch.step(np.array([Action.DRAW]))
-    return before - int(scratch.state.coins[seat, 0])
+    """Coins a draw would cost the player to act."""
+    s = sim.state
+    return int(queries.draw_cost(s.market_count, queries.lacks_chip(s.chip, s.current))[0])
 
 
 def _moves_text(sim: Simulator, legal: Sequence[int]) -> str:

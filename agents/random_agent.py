@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-import numpy as np
+from startups_env import queries
+from startups_env.queries import uniform_legal  # (re-exported: its home was here)
 
 from .base import Agent, check_act_inputs
+
+__all__ = ["RandomAgent", "uniform_legal"]
 
 
 class RandomAgent(Agent):
@@ -14,12 +17,4 @@ class RandomAgent(Agent):
 
     def act(self, obs, mask, public=None):
         _, mask = check_act_inputs(obs, mask)
-        return uniform_legal(mask, self.rng)
-
-
-def uniform_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """int64[B]: one uniformly random legal action per row of bool[B, A] (rows need one)."""
-    counts = mask.sum(axis=1)
-    pick = (rng.random(mask.shape[0]) * counts).astype(np.int64)  # 0..count-1
-    # Index of the (pick+1)-th True of each row.
-    return (mask.cumsum(axis=1) <= pick[:, None]).sum(axis=1).astype(np.int64)
+        return queries.uniform_legal(mask, self.rng)
