@@ -88,6 +88,7 @@ import dataclasses
 
 import numpy as np
 
+from startups_env import queries
 from startups_env.core import Simulator, State, is_int
 from startups_env.observe import observe
 from startups_env.rules import (DECK_SIZE, HAND_SIZE, MAX_PLAYERS, NUM_ACTIONS, NUM_COMPANIES, NUM_REMOVED, Action,
@@ -96,7 +97,6 @@ from startups_env.rules import (DECK_SIZE, HAND_SIZE, MAX_PLAYERS, NUM_ACTIONS, 
 from .base import Agent, PutDownLog, check_act_inputs
 from .features import features, state_features
 from .greedy import GreedyParams, greedy_actions, greedy_scores
-from .random_agent import uniform_legal
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
 
@@ -134,7 +134,7 @@ def determinize(public: State, seat: np.ndarray, count, rng: np.random.Generator
     need = np.where(others, HAND_SIZE - world.hand.sum(axis=1, dtype=np.int64), 0)  # [P, m] unknown hand cards
     if (need < 0).any():
         raise ValueError("a public hand holds more known cards than a hand can")
-    pile_left = DECK_SIZE - world.pile_pos.astype(np.int64)
+    pile_left = queries.pile_left(world.pile_pos.astype(np.int64))
     total = pool.sum(axis=0)
     if not np.array_equal(total, need.sum(axis=0) + pile_left + NUM_REMOVED):
         raise ValueError("the unseen pool does not match the hidden hands, pile and removed cards")
@@ -156,12 +156,16 @@ def determinize(public: State, seat: np.ndarray, count, rng: np.random.Generator
     extra = np.bincount(flat, minlength=m * P * C).reshape(m, P, C)
     world.hand += extra.transpose(1, 2, 0).astype(np.int8)
 
-    # The rest: pile first (drawn from pile_pos on), then the removed cards.
+    # The rest: pile first (drawn from pile_pos on), then the removed cards; a card's
+    # source is its place in the shuffled list: after the hand cards, the pile in deck
+    # order, then the removed cards in deck order.
     hidden = need.sum(axis=0)  # [m]
     pos = slot[None, :]
     pile_pos = world.pile_pos.astype(np.int64)[:, None]
-    source = np.where(pos >= pile_pos, hidden[:, None] + pos - pile_pos,
-                      np.where(pos < NUM_REMOVED, hidden[:, None] + pile_left[:, None] + pos, -1))
+    removed = np.zeros((1, DECK_SIZE), bool)
+    removed[:, queries.REMOVED] = True
+    source = np.where(queries.in_pile(world.pile_pos).T, hidden[:, None] + pos - pile_pos,
+                      np.where(removed, hidden[:, None] + pile_left[:, None] + pos - queries.REMOVED.start, -1))
     deck = np.where(source >= 0, np.take_along_axis(cards, np.maximum(source, 0), axis=1), -1)
     world.deck[:] = deck.T.astype(np.int8)
     return world
@@ -343,8 +347,8 @@ class SearchAgent(Agent):
         """int[n] worlds per candidate in the first round: more late in the game, where
         rollouts are short (their cost grows with the cards left in the pile, about a
         turn per card, up to the horizon)."""
-        dealt_pile = DECK_SIZE - pile_start(public.num_players.astype(np.float64))
-        pile = DECK_SIZE - public.pile_pos.astype(np.float64)
+        dealt_pile = queries.pile_left(pile_start(public.num_players.astype(np.float64)))
+        pile = queries.pile_left(public.pile_pos.astype(np.float64))
         if self.horizon:
             dealt_pile = np.minimum(dealt_pile, self.horizon)
             pile = np.minimum(pile, self.horizon)
@@ -477,12 +481,12 @@ class SearchAgent(Agent):
                     actions[mine] = self.rollout_policy.act(observe(sim.state.take(mine)), mask[mine])
             if self.opponent_model == "random":
                 theirs = (sim.state.current != mover[live]) & ~done & mask.any(axis=1)
-                actions[theirs] = uniform_legal(mask[theirs], self.rng)
+                actions[theirs] = queries.uniform_legal(mask[theirs], self.rng)
             if self.rollout_epsilon > 0:
                 explore = self.rng.random(actions.size) < self.rollout_epsilon
                 explore &= mask.any(axis=1)
                 if explore.any():
-                    actions[explore] = uniform_legal(mask[explore], self.rng)
+                    actions[explore] = queries.uniform_legal(mask[explore], self.rng)
             sim.step(actions, active=~done)
         values = np.empty(state.batch_size)
         for part_rows, part in zip(finished_rows, finished_states):
@@ -498,11 +502,9 @@ class SearchAgent(Agent):
         if self.value == "win":
             return (rank == 0).astype(np.float64)
         if self.value == "rank":
-            return 1.0 - 2.0 * rank / np.maximum(n - 1, 1)
-        scores = state.scores.astype(np.float64)
-        seats = np.arange(P)[:, None]
-        rivals = np.where((seats != mover[None, :]) & (seats < n[None, :]), scores, -np.inf)
-        margin = scores[mover, g] - rivals.max(axis=0)
+            return queries.rank_value(rank, n)
+        seated = np.arange(P)[:, None] < n[None, :]
+        margin = queries.score_margin(state.scores.astype(np.float64), seated)[mover, g]
         return 1.0 / (1.0 + np.exp(-(margin + 0.5) / self.soft_scale))
 
 
@@ -664,7 +666,7 @@ def _reshuffle_hidden_deck(worlds: State, rng: np.random.Generator) -> None:
     """Shuffle, in place, each world's hidden deck cards (the removed cards and the pile
     still to draw) among their own positions."""
     pos = np.arange(DECK_SIZE)[:, None]
-    hidden = (pos < NUM_REMOVED) | (pos >= worlds.pile_pos.astype(np.intp)[None, :])  # [45, m]
+    hidden = queries.hidden_positions(worlds.pile_pos)  # [45, m]
     order = np.argsort(np.where(hidden, rng.random(hidden.shape), 2.0 + pos), axis=0)  # hidden first, shuffled
     places = np.argsort(np.where(hidden, pos, DECK_SIZE + pos), axis=0)  # hidden first, in order
     shuffled = worlds.deck.copy()

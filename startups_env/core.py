@@ -12,7 +12,11 @@ card of company c so far, and a card stores the value of ``paid[c]`` when it ent
 coins are ``paid[c] - stamp``. A draw is then one add per company instead of one per card.
 
 Public API: :class:`Simulator` (reset / legal_mask / observe / step); :class:`State` is
-exposed for search bots and tests that need to copy or inspect games.
+exposed for search bots and tests that need to copy or inspect games. The numbers that
+follow from a position and are needed outside the step too (the draw cost, the coins a
+take gets, the cards a seat cannot see, the chip, relative seats, the deck layout, the
+score margin, the uniform legal sampler) are computed in :mod:`startups_env.queries`, which
+this module calls.
 """
 
 from __future__ import annotations

@@ -26,8 +26,9 @@ import functools
 
 import numpy as np
 
+from . import queries
 from .core import SLOTS, State, company_payouts, is_int
-from .rules import COMPANY_NAMES, COMPANY_SIZES, DECK_SIZE, NUM_COMPANIES, PHASE_NAMES
+from .rules import COMPANY_NAMES, COMPANY_SIZES, NUM_COMPANIES, PHASE_NAMES
 
 C = NUM_COMPANIES
 RGB_HEIGHT, RGB_WIDTH = 560, 880
@@ -72,7 +73,8 @@ def market_cards(state, game: int = 0) -> list[list[int]]:
     for c in range(C):
         head, paid = int(s.market_head[c, game]), int(s.market_paid[c, game])
         out.append(
-            [paid - int(s.market_stamp[c, (head + i) % SLOTS, game]) for i in range(int(s.market_count[c, game]))]
+            [queries.card_coins(paid, int(s.market_stamp[c, (head + i) % SLOTS, game]))
+             for i in range(int(s.market_count[c, game]))]
         )
     return out
 
@@ -130,7 +132,7 @@ def _round_game(s: State, game: int, n: int) -> bool:
 
 def _status(s: State, game: int, viewer: int | None) -> str:
     n, cur = int(s.num_players[game]), int(s.current[game])
-    parts = [f"Startups | {n} players | turn {int(s.turn[game])} | pile {DECK_SIZE - int(s.pile_pos[game])}"]
+    parts = [f"Startups | {n} players | turn {int(s.turn[game])} | pile {queries.pile_left(int(s.pile_pos[game]))}"]
     if _round_game(s, game, n):
         parts.append(f"round {min(int(s.round[game]) + 1, 4)}")
     if s.terminated[game]:

@@ -60,9 +60,10 @@ from typing import Any
 
 import numpy as np
 
+from . import queries
 from .core import Simulator, State, check_seed, is_int, public_state
 from .observe import OBS_DIM, OBS_HIGH, OBS_LOW, observe
-from .rules import DECK_SIZE, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, NUM_COMPANIES, NUM_REMOVED, Rules
+from .rules import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, NUM_COMPANIES, Rules
 
 Opponent = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -80,15 +81,12 @@ def privileged_observation(state: State, seat) -> np.ndarray:
     seat = np.asarray(seat).astype(np.intp)
     if seat.shape != (b,):
         raise ValueError(f"seat must have shape [{b}], got {list(seat.shape)}")
-    n = state.num_players.astype(np.intp)
     games = np.arange(b)
-    rel = np.arange(MAX_PLAYERS)[:, None]
-    absolute = (seat[None, :] + rel) % n[None, :]  # [P, B]
-    hands = state.hand[absolute, :, games[None, :]] * (rel < n[None, :])[:, :, None]  # [P, B, C]
+    absolute, present = queries.absolute_seats(seat, state.num_players)  # [P, B]
+    hands = state.hand[absolute, :, games[None, :]] * present[:, :, None]  # [P, B, C]
     cards = state.deck[:, :, None] == np.arange(NUM_COMPANIES, dtype=np.int8)  # [45, B, C]
-    in_pile = np.arange(DECK_SIZE)[:, None] >= state.pile_pos[None, :]  # [45, B]
-    pile = (cards & in_pile[:, :, None]).sum(axis=0)
-    removed = cards[:NUM_REMOVED].sum(axis=0)
+    pile = (cards & queries.in_pile(state.pile_pos)[:, :, None]).sum(axis=0)
+    removed = cards[queries.REMOVED].sum(axis=0)
     return np.concatenate([hands.transpose(1, 0, 2).reshape(b, -1), pile, removed], axis=1).astype(np.float32)
 
 
@@ -121,14 +119,7 @@ def parse_players(spec) -> tuple[int, ...]:
     return tuple(sorted(set(sizes)))
 
 
-def random_legal_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """int64[k]: a uniformly random legal action per row of mask bool[k, 19] (0 where a row
-    has no legal action)."""
-    mask = np.asarray(mask, bool)
-    counts = mask.sum(axis=1)
-    pick = (rng.random(mask.shape[0]) * counts).astype(np.int64)  # 0..count-1
-    # The (pick+1)-th legal action: first column where the running count exceeds pick.
-    return np.argmax(np.cumsum(mask, axis=1) > pick[:, None], axis=1).astype(np.int64)
+random_legal_actions = queries.uniform_legal  # (the old name of the sampler, kept for callers)
 
 
 class RandomOpponent:
@@ -140,7 +131,7 @@ class RandomOpponent:
         self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
 
     def __call__(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        return random_legal_actions(mask, self.rng)
+        return queries.uniform_legal(mask, self.rng)
 
 
 def _opponent_name(opponent: Any, index: int) -> str:

@@ -18,6 +18,15 @@ import pytest
 from helpers import random_deck
 from reference import ReferenceGame
 from startups_env import Rules, Simulator, queries
+from startups_env.agents import play
+from startups_env.agents.banker import BankerAgent
+from startups_env.agents.features import features, state_features
+from startups_env.agents.greedy import greedy_scores
+from startups_env.agents.random_agent import RandomAgent
+from startups_env.agents.search import SearchAgent, WorldPool, determinize
+from startups_env.core import public_state
+from startups_env.observe import observe
+from startups_env.vector import SeatBatch, privileged_observation
 from startups_env.rules import COMPANY_SIZES, DECK_SIZE, HAND_SIZE, NUM_ACTIONS, NUM_COMPANIES, NUM_REMOVED, Action
 
 C = NUM_COMPANIES
@@ -261,3 +270,197 @@ def test_element_wise_pieces_take_python_ints_and_keep_numpy_dtypes():
     assert queries.unseen_count(queries.SIZES_COLUMN, counts - counts, np.zeros((C, 1), np.int8),
                                 np.zeros((C, 1), np.int8), np.zeros((C, 1), np.int8)).dtype == np.int16
 
+
+# ----------------------------------------------------------------------------- one home
+# Every module that needs a quantity gets it from queries: each call below is made with the
+# piece replaced by a recording wrapper, and must have called it (a caller that computed the
+# quantity again by hand would not). Each case sets its position up first and returns the
+# one call under test, so that the setup's own steps do not count.
+
+def _mid_game(batch: int = 24, seed: int = 0, steps: int = 25) -> Simulator:
+    sim = Simulator(Rules(), batch, seed=seed, num_players=np.arange(batch) % 6 + 2)
+    for _ in range(steps):
+        sim.step(sim.random_actions())
+    return sim
+
+
+def _finished(batch: int = 8) -> Simulator:
+    sim = Simulator(Rules(), batch, seed=1)
+    while not sim.done.all():
+        sim.step(sim.random_actions())
+    return sim
+
+
+def _observe_batch():
+    state = _mid_game().state
+    return lambda: observe(state)
+
+
+def _observe_one():
+    state = _mid_game(1).state
+    return lambda: observe(state)
+
+
+def _features():
+    obs = observe(_mid_game().state)
+    return lambda: features(obs).draw_cost()
+
+
+def _state_features():
+    state = _mid_game().state
+    return lambda: state_features(state)
+
+
+def _greedy():
+    f = features(observe(_mid_game(steps=24).state))  # (take phases: the draw is scored)
+    return lambda: greedy_scores(f)
+
+
+def _banker():
+    sim = _mid_game()
+    obs, mask = observe(sim.state), sim.legal_mask()
+    return lambda: BankerAgent().act(obs, mask)
+
+
+def _legal_mask():
+    return _mid_game(steps=0).legal_mask
+
+
+def _draw_step():
+    sim = _mid_game(4, steps=0)
+    sim.legal_mask()  # (cached: the step below only applies the draws)
+    return lambda: sim.step(np.zeros(4, np.int64))
+
+
+def _take_step():
+    sim = _mid_game(steps=40)
+    mask = sim.legal_mask()
+    takes = mask[:, Action.TAKE:Action.KEEP]
+    assert takes.any()
+    actions = np.where(takes.any(axis=1), takes.argmax(axis=1) + Action.TAKE, mask.argmax(axis=1))
+    return lambda: sim.step(actions)
+
+
+def _keep_step():
+    sim = _mid_game(4, steps=0)
+    sim.step(np.zeros(4, np.int64))
+    mask = sim.legal_mask()
+    return lambda: sim.step(mask[:, Action.KEEP:Action.MARKET].argmax(axis=1) + Action.KEEP)
+
+
+def _rewards(scheme):
+    def setup():
+        sim = Simulator(Rules(reward=scheme), 8, seed=1)
+        actions = []  # the games' moves, replayed in the call under test
+        while not sim.done.all():
+            actions.append(sim.random_actions())
+            sim.step(actions[-1])
+        sim.reset(seed=1)
+
+        def run():
+            for a in actions:
+                sim.step(a)
+        return run
+    setup.__name__ = f"_rewards_{scheme}"
+    return setup
+
+
+def _random_actions():
+    return _mid_game(4, steps=0).random_actions
+
+
+def _random_agent():
+    sim = _mid_game()
+    obs, mask = observe(sim.state), sim.legal_mask()
+    return lambda: RandomAgent(seed=0).act(obs, mask)
+
+
+def _random_opponent():
+    batch = SeatBatch(8, seed=0)  # (the default opponent is the uniform random one)
+    return batch.reset
+
+
+def _privileged():
+    s = _mid_game().state
+    return lambda: privileged_observation(s, s.current)
+
+
+def _determinize():
+    s = _mid_game().state
+    public = public_state(s, s.current)
+    return lambda: determinize(public, s.current, 2, np.random.default_rng(0))
+
+
+def _world_pool():
+    pool = WorldPool(_mid_game().state, np.arange(24), np.zeros(24))
+    return lambda: pool.sample(np.ones(24, np.int64), np.random.default_rng(0))
+
+
+def _search_worlds():
+    state = _mid_game().state
+    return lambda: SearchAgent()._worlds(state)
+
+
+def _search_value(value):
+    def setup():
+        state = _finished().state
+        return lambda: SearchAgent(value=value)._value(state, np.zeros(8, np.intp))
+    setup.__name__ = f"_search_value_{value}"
+    return setup
+
+
+def _search_random_opponents():
+    sim = _mid_game(2, steps=2)
+    s = sim.state
+    obs, mask, public = observe(s), sim.legal_mask(), public_state(s, s.current)
+    agent = SearchAgent(seed=0, determinizations=2, halving_rounds=0, opponent_model="random", turn_puts=0)
+    return lambda: agent.act(obs, mask, public=public)
+
+
+def _render():
+    from startups_env.render import table_text
+    sim = _mid_game(steps=40)
+    game = int(np.flatnonzero(sim.state.market_count.any(axis=0))[0])  # one with market cards
+    return lambda: table_text(sim.state, game)
+
+
+def _play_draw_cost():
+    sim = _mid_game(1)
+    return lambda: play._draw_cost(sim)
+
+
+CALLERS = [
+    ("draw_cost", _legal_mask), ("draw_cost", _draw_step), ("draw_cost", _features), ("draw_cost", _greedy),
+    ("draw_cost", _banker), ("draw_cost", _play_draw_cost),
+    ("lacks_chip", _legal_mask), ("lacks_chip", _features), ("lacks_chip", _play_draw_cost),
+    ("card_coins", _take_step), ("card_coins", _observe_batch), ("take_coins", _observe_one),
+    ("card_coins", _render), ("pile_left", _render),
+    ("market_take_coins", _state_features),
+    ("takes_chip", _keep_step), ("takes_chip", _greedy),
+    ("unseen_count", _observe_batch), ("unseen_count", _observe_one), ("unseen", _state_features),
+    ("unseen", _determinize),
+    ("absolute_seats", _observe_batch), ("absolute_seats", _state_features), ("absolute_seats", _privileged),
+    ("relative_seat", _observe_batch), ("relative_seat", _state_features), ("relative_seat", _rewards("win")),
+    ("in_pile", _privileged), ("in_pile", _determinize), ("hidden_positions", _world_pool),
+    ("pile_left", _observe_batch), ("pile_left", _observe_one), ("pile_left", _state_features),
+    ("pile_left", _determinize), ("pile_left", _search_worlds),
+    ("score_margin", _rewards("margin")), ("score_margin", _search_value("soft")),
+    ("rank_value", _rewards("rank")), ("rank_value", _search_value("rank")),
+    ("legal_choice", _random_actions), ("uniform_legal", _random_agent), ("uniform_legal", _random_opponent),
+    ("uniform_legal", _search_random_opponents),
+]
+
+
+@pytest.mark.parametrize("piece, case", CALLERS, ids=[f"{p}-{c.__name__.strip('_')}" for p, c in CALLERS])
+def test_callers_get_the_quantity_from_queries(monkeypatch, piece, case):
+    call = case()
+    original = getattr(queries, piece)
+    calls = []
+
+    def recording(*args, **kwargs):
+        calls.append(piece)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(queries, piece, recording)
+    call()
+    assert calls, f"{case.__name__} did not call queries.{piece}"
