@@ -151,6 +151,16 @@ def _status(s: State, game: int, viewer: int | None) -> str:
 
 
 # ---------------------------------------------------------------------------- text
+def _legend(s: State, game: int, viewer: int | None) -> str:
+    """The key to the table's marks, for a reader who has not seen one before."""
+    marks = [] if s.done[game] else [f">P{int(s.current[game])} to act"]
+    if viewer is not None:
+        marks.append(f"P{viewer}* you")
+    first, size = COMPANY_NAMES[0], COMPANY_SIZES[0]
+    return "key: " + ", ".join(marks) + ("; " if marks else "") + (
+        f"'{first} {size}' = {size} {first} cards in the game; seat columns = portfolio cards")
+
+
 def table_text(state, game: int = 0, viewer: int | None = None) -> str:
     """A text table of game ``game`` as seen by seat ``viewer`` (None: every hand shown)."""
     s, game, viewer = _check(state, game, viewer)
@@ -178,6 +188,7 @@ def table_text(state, game: int = 0, viewer: int | None = None) -> str:
         lines.append(f"{COMPANY_NAMES[c]:<9}{COMPANY_SIZES[c]:>2}  {market:<30}{chip:>5} |{row}")
     lines.append(f"{'coins':<48} |" + "".join(f"{int(s.coins[i, game]):>{col}}" for i in range(n)))
     lines.append(f"{'hand size':<48} |" + "".join(f"{int(s.hand[i, :, game].sum()):>{col}}" for i in range(n)))
+    lines.append(_legend(s, game, viewer))
     if _round_game(s, game, n):
         lines.append(f"{'round points':<48} |" + "".join(f"{int(s.round_points[i, game]):>{col}}" for i in range(n)))
     if viewer is None:
@@ -242,6 +253,27 @@ def _scoring_lines(s: State, game: int, n: int, col: int) -> list[str]:
 
 
 # ---------------------------------------------------------------------------- image
+CAPTION_HEIGHT = 28  # pixels of the band with_caption adds under a picture
+
+
+def with_caption(picture: np.ndarray, caption: str) -> np.ndarray:
+    """``picture`` (uint8[H, W, 3], e.g. from :func:`table_rgb`) with ``caption`` written
+    in a dark band of ``CAPTION_HEIGHT`` pixels beneath it: uint8[H + CAPTION_HEIGHT, W, 3].
+    Replays caption each frame with the move just played."""
+    from PIL import Image
+
+    picture = np.asarray(picture)
+    if picture.dtype != np.uint8 or picture.ndim != 3 or picture.shape[2] != 3:
+        raise ValueError(f"picture must be uint8[H, W, 3], got {picture.dtype}{list(picture.shape)}")
+    if not isinstance(caption, str):
+        raise ValueError(f"caption must be a string, got {caption!r}")
+    h, w, _ = picture.shape
+    img = Image.new("RGB", (w, h + CAPTION_HEIGHT), (40, 48, 64))
+    img.paste(Image.fromarray(picture), (0, 0))
+    _text(img, (10, h + 6), caption, (255, 255, 255), 15)
+    return np.asarray(img, dtype=np.uint8)
+
+
 @functools.lru_cache(maxsize=8)
 def _font(size: int):
     from PIL import ImageFont

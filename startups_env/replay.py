@@ -501,12 +501,29 @@ def write_html(
     atomic_write(path, lambda f: f.write(page), binary=False)
 
 
+def gif_frames(log: GameLog, viewer: int | None = None):
+    """Yield ``(caption, picture)`` for each frame of :func:`write_gif`: the deal, then the
+    table after each decision, captioned with that decision (``"3/92  P1: take octo (+2
+    coins)  [greedy]"``, as :func:`describe_action` words it for ``viewer``). The picture
+    is :func:`~startups_env.render.table_rgb` with the caption in a band beneath it
+    (:func:`~startups_env.render.with_caption`)."""
+    from .render import table_rgb, with_caption
+
+    # _frames pairs each decision with the table *before* it; a GIF frame shows the table
+    # the move left behind, so each caption moves on to the next picture.
+    caption = "the deal"
+    for next_caption, picture in _frames(log, viewer, table_rgb):
+        yield caption, with_caption(picture, caption)
+        caption = next_caption
+
+
 def write_gif(log: GameLog, path, *, viewer: int | None = None, frame_ms: int = 500, end_ms: int = 4000) -> None:
-    """An animated GIF of the game, one frame per decision (table_rgb), holding the final
-    table for ``end_ms``."""
+    """An animated GIF of the game (:func:`gif_frames`): the deal, then one frame per
+    decision showing the table after it with the move as caption, the last one held for
+    ``end_ms``."""
     from PIL import Image
 
-    from .render import table_rgb
+    from .render import table_rgb, with_caption
 
     # Checked before the frames are drawn: Pillow would fail on them only when saving.
     for name, ms in (("frame_ms", frame_ms), ("end_ms", end_ms)):
@@ -515,13 +532,13 @@ def write_gif(log: GameLog, path, *, viewer: int | None = None, frame_ms: int = 
                              f"(a GIF frame lasts at most 655.35 s), got {ms!r}")
 
     _check_viewer(log, viewer)
-    # One shared palette (from the final, busiest table) keeps colours stable and saves time.
-    # Each frame is reduced to it as soon as it is drawn: a game that runs to the turn cap
+    # One shared palette (from the final, busiest table, under a sample caption so that the
+    # band's antialiased text tones are in it) keeps colours stable and saves time. Each frame is reduced to it as soon as it is drawn: a game that runs to the turn cap
     # has ~800 frames, 1.2 GB as RGB pictures, a third of that as palette images.
-    final = Image.fromarray(table_rgb(replay(log).state, 0, viewer))
+    final = Image.fromarray(with_caption(table_rgb(replay(log).state, 0, viewer), "P0: market elephant"))
     palette = final.quantize(colors=128, method=Image.Quantize.MEDIANCUT)
     quantized = [Image.fromarray(a).quantize(palette=palette, dither=Image.Dither.NONE)
-                 for _, a in _frames(log, viewer, table_rgb)]
+                 for _, a in gif_frames(log, viewer)]
     durations = [frame_ms] * (len(quantized) - 1) + [end_ms]
     buf = io.BytesIO()
     quantized[0].save(buf, format="GIF", save_all=True, append_images=quantized[1:], duration=durations, loop=0)

@@ -63,6 +63,8 @@ def test_scripted_full_game_with_bad_input(tmp_path):
     assert prompts and all(p == "your move> " for p in prompts)
     # The human's view never lists another seat's hand.
     assert "your hand (P1)" in out and "hand P0:" not in out
+    # The table explains its marks: the seat to act, the human's seat, the company sizes.
+    assert "key: " in out and "P1* you" in out and "cards in the game" in out
     # Opponents are announced by seat and name; the result names the human's place.
     assert "P0 (random): " in out and "P2 (greedy): " in out
     log = GameLog.load(save)

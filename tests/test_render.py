@@ -243,3 +243,24 @@ def test_round_game_picture_shows_round_points():
     other = sim.state.copy()
     other.round_points[0, 0] += 1
     assert not np.array_equal(table_rgb(sim.state), table_rgb(other))
+
+
+def test_text_table_has_a_key_to_its_marks():
+    """The header marks the seat to act (>P3) and the viewer (P0*), and each company row
+    shows the company's size: a key line says so."""
+    sim = _random_sim(4, 30, seed=3)
+    s = sim.state
+    cur = int(s.current[0])
+    viewer = (cur + 1) % 4
+    text = table_text(s, viewer=viewer)
+    header = text.splitlines()[1]
+    assert f">P{cur}" in header and f"P{viewer}*" in header
+    key = next(ln for ln in text.splitlines() if ln.startswith("key: "))
+    assert f">P{cur} to act" in key and f"P{viewer}* you" in key
+    assert f"'{COMPANY_NAMES[0]} 5' = 5 {COMPANY_NAMES[0]} cards in the game" in key
+    spectator = next(ln for ln in table_text(s).splitlines() if ln.startswith("key: "))
+    assert "*" not in spectator and f">P{cur} to act" in spectator
+    while not sim.done[0]:
+        sim.step(sim.random_actions())
+    finished = next(ln for ln in table_text(sim.state, viewer=0).splitlines() if ln.startswith("key: "))
+    assert "to act" not in finished and "P0* you" in finished

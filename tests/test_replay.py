@@ -12,6 +12,8 @@ from startups_env import Rules, Simulator
 from startups_env.replay import (
     GameLog,
     Recorder,
+    describe_action,
+    gif_frames,
     main,
     record_game,
     replay,
@@ -19,6 +21,7 @@ from startups_env.replay import (
     write_gif,
     write_html,
 )
+from startups_env.render import CAPTION_HEIGHT, RGB_HEIGHT, RGB_WIDTH, table_rgb
 from startups_env.rules import Action
 
 GOLDEN = load_golden()
@@ -208,8 +211,37 @@ def test_gif_frames(tmp_path):
     path = tmp_path / "game.gif"
     write_gif(log, path, frame_ms=100)
     with Image.open(path) as im:
-        assert im.format == "GIF" and im.size == (880, 560)
+        assert im.format == "GIF" and im.size == (RGB_WIDTH, RGB_HEIGHT + CAPTION_HEIGHT)
         assert im.n_frames == 11
+        bands = []
+        for k in (1, 2):
+            im.seek(k)
+            bands.append(np.asarray(im.convert("RGB"))[RGB_HEIGHT:])
+    assert not np.array_equal(bands[0], bands[1]), "frames 1 and 2 should carry different captions"
+
+
+def test_gif_frames_are_captioned_with_the_move_just_played():
+    """Frame 0 is the deal; frame k shows the table after decision k, under its caption."""
+    log = record_game(None, Rules(num_players=4), seed=6, max_decisions=6)
+    frames = list(gif_frames(log))
+    states = replay_states(log)  # the state before each decision, then the last one
+    assert len(frames) == len(log.actions) + 1
+    assert frames[0][0] == "the deal"
+    for k, action in enumerate(log.actions):
+        caption, picture = frames[k + 1]
+        assert caption == f"{k + 1}/{len(log.actions)}  " + describe_action(states[k], action)
+        assert np.array_equal(picture[:RGB_HEIGHT], table_rgb(states[k + 1])), "the table after the move"
+        band = picture[RGB_HEIGHT:]
+        assert (band == 255).all(axis=-1).any(), "the caption is written in the band"
+
+
+def test_with_caption_refuses_what_is_not_a_picture():
+    from startups_env.render import with_caption
+
+    with pytest.raises(ValueError, match="uint8"):
+        with_caption(np.zeros((4, 4), np.uint8), "x")
+    with pytest.raises(ValueError, match="caption"):
+        with_caption(np.zeros((4, 4, 3), np.uint8), 3)
 
 
 def test_cli(tmp_path, capsys):
