@@ -29,8 +29,9 @@ def check_weight(label: str, value) -> float:
 
 @dataclass(frozen=True)
 class GreedyParams:
-    """Weights of the greedy bot's evaluation, tuned with the arena (against 3 random bots
-    and head to head against the previous defaults; see the agents report)."""
+    """Weights of the greedy bot's evaluation. The defaults were tuned with the arena
+    (against 3 random bots and head to head against earlier defaults; the bot's measured
+    strength is in docs/experiments.md)."""
 
     spread: float = 0.3
     """Uncertainty (in cards) of a majority comparison when the pile is empty."""
@@ -98,10 +99,6 @@ class GreedyAgent(Agent):
       market); it keeps *majority-deciding* cards hidden: revealing a card that turns a
       hidden lead into a public one is penalised, so rivals do not see the race they are
       losing until the end.
-
-    Measured (``python -m startups_env.agents.ladder``): about 80% wins against three random bots at
-    4 players (89% at 3, 54% at 6 players); no greedy table stalls (under 0.2% of games
-    reach the turn cap).
     """
 
     name = "greedy"

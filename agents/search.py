@@ -37,45 +37,11 @@ In the round game a rollout stops at the end of the current round and is valued 
 that round's result (rolling out all four rounds would cost four times as much for
 little signal).
 
-Measured with the arena (seat-rotated duplicate deals, default budget: 144 worlds,
-whole turns with 3 put-downs per take, hands read from the last two put-downs; each run on
-one core of the shared 2-core machine, with a second run on the other):
-``python -m startups_env.agents.arena --players 4 --agents search,greedy,greedy,greedy --games 1000
---seed 1`` (and ``--seed 2``, ``3``, ``4``); fair share 25%.
-
-* The default wins 41.3% and 45.6% of 1000 games on seeds 1 and 2: **43.5% of 2,000**
-  (95% CI 41.3-45.6%), at 0.073-0.076 s per decision, no game at the turn cap. Before
-  the hand-reading weights were corrected (a drawn card could be a publicly known one,
-  and the uniform deal of the sampled hands was not accounted for) the same games gave
-  39.6% and 41.2% (40.2% of 4,000 on seeds 1-4). At 6 players (``--players 6 --agents
-  search,greedy,greedy,greedy,greedy,greedy --games 600``, seeds 1 and 2) it wins 24.8% of
-  1,200 (22.4-27.3%; fair 17%; 0.070-0.073 s per decision; 22.8% before); at 3 players
-  (``--players 3 --agents search,greedy,greedy --games 999 --seed 1``) 54.9% (51.8-57.9%;
-  fair 33%; 0.090 s per decision; 0.5% of games at the cap; 55.3% before). The figures
-  below are from before that correction.
-
-* Hand reading is where the search was losing: a search that *sees* the other hands
-  (the pile still sampled) won 51.7% of 400 games of seed 1 where the honest one won
-  34.0%. Reading the last put-down only won 38.7% of 1200 games (seed 1) and 40.0% of
-  1000 (seed 2), at 0.068 s per decision; the last two put-downs, 40.3% / 40.4% on the
-  same games (0.12 s per decision with up to 3,456 hypotheses per decision late in the
-  game; the default caps them at 864).
-* Without hand reading (``search[infer_hands=false]``, or without a log): 39.3% (1200
-  games, seed 1) and 37.2% (1000 games, seed 2) at 0.045-0.053 s per decision. 1.5x
-  the worlds (``determinizations=216``) won no more: 37.8% / 37.4%. Single actions
-  instead of whole turns (96 worlds): 38.3% / 35.0%. That version won 47.7% at 3
-  players (fair 33%) and 22.0% at 6 (fair 17%). One-step improvement of greedy rollouts
-  on uniformly sampled hands flattens at about 38%, whatever the budget.
-* A stronger policy for the searching seat's own moves in the rollouts does not help:
-  with the shipped PPO policy (``search[rollout_policy=ppo]``; on its own the policy wins
-  33.6% against three greedy bots, where greedy draws level) the search won 42.2% and 40.7% of the same
-  1000 games of seeds 1 and 2 (41.4% of 2,000) at 0.090 s per decision.
-* The opponent model matters as much against random bots: modelling them as greedy, the
-  default won only 0.675 of 800 games against three random bots (the distillation data of
-  ``startups_env.train.distill``; the greedy bot wins 0.80). ``search[opponent_model=random]`` wins
-  85.4% of 1000 (83.1-87.5%; ``python -m startups_env.agents.arena --players 4 --agents
-  "search[opponent_model=random],random,random,random" --games 1000 --seed 1``, 0.075 s
-  per decision; 86.3% on seed 2).
+Cost: about 0.07 s of rollouts per decision at the default budget (144 worlds, whole
+turns with 3 put-downs per take, hands read from the last two put-downs) when an arena
+batch is decided at once. Its strength against the other bots, and what each part of the
+search (hand reading, budget, whole turns, opponent model, rollout policy) was measured
+to be worth, is logged in the repository's docs/experiments.md.
 
 All rollouts of all games the bot is asked to move in (a whole arena batch) run in one
 Simulator batch, so the per-decision cost shrinks with the batch. All game logic comes
@@ -186,8 +152,8 @@ class SearchAgent(Agent):
             own scores (0: all legal actions).
         horizon: rollouts stop after this many turns and the game is scored as it stands
             (the simulator's turn-cap scoring: hands added, as if the pile had run out);
-            0: play every rollout to the end. Measured: 12 turns ranks actions almost as
-            well as full rollouts at a third of the cost early in the game.
+            0: play every rollout to the end. (The default of 12 was chosen by
+            measurement: docs/experiments.md.)
         value: ``"soft"`` (default): a logistic of the mover's final score margin over the
             best rival, ``1 / (1 + exp(-(margin + 0.5) / soft_scale))`` (a win has margin
             >= 0), which ranks actions by winning chances with less noise than the 0/1

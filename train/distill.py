@@ -17,8 +17,8 @@ would play (about 0.07 s of rollouts per decision).
 plain arrays, read with ``allow_pickle=False``). In each game the teacher sits at a random
 seat and every other seat is played by one baseline; shard k uses the k-th name of
 ``--opponents`` (cycled; default greedy only: the search models the other players as
-greedy bots, and against random ones it won only 0.675 of 400 games, below the greedy
-bot's 0.80, so its choices there are no lesson). A shard is written atomically when its games end, and shards already in
+greedy bots, so its choices against other kinds of players teach less; measured in
+docs/experiments.md). A shard is written atomically when its games end, and shards already in
 OUT are kept, so an interrupted run continues where it stopped. Only the teacher's
 decisions are recorded: observation (as the policy sees it), legal mask, action.
 
