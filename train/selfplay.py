@@ -127,8 +127,8 @@ class Args:
     """feed the network derived per-company features (startups_env.agents.ppo.derived_features) beside the observation"""
     greedy_prior: bool = True
     """start the policy from the greedy bot: its action scores are an input and a learned multiple of them is
-    added to the actor's logits (startups_env.agents.ppo.ActorCritic). Measured: a 300k-step run wins 0.25 / 0.78 of 1000 games
-    against 3 greedy / 3 random bots with it and 0.18 / 0.70 without, for about 17% fewer decisions per second"""
+    added to the actor's logits (startups_env.agents.ppo.ActorCritic); it costs some speed (what it is worth, measured:
+    docs/experiments.md)"""
     init_policy: str = ""
     """start a new run from this policy file (e.g. one distilled from the search bot by startups_env.train.distill) instead of
     from scratch: its actor, and its critic with the privileged inputs at zero weight; --hidden, --features and
@@ -137,8 +137,8 @@ class Args:
     """give the critic (training only) every seat's hand, the pile's make-up and the kind of opponent at the
     table; the policy still acts from its own observation"""
     learning_rate: float = 1e-3
-    """Adam learning rate (decays linearly to 0 at total_steps if anneal_lr); 1e-3 measured
-    better than 3e-4 here (parity with greedy at 0.6M steps instead of not by 3M)"""
+    """Adam learning rate (decays linearly to 0 at total_steps if anneal_lr; the default was chosen by
+    measurement: docs/experiments.md)"""
     anneal_lr: bool = True
     """decay the learning rate linearly over the run"""
     gamma: float = 1.0
@@ -146,7 +146,7 @@ class Args:
     gae_lambda: float = 0.95
     """GAE lambda"""
     num_minibatches: int = 16
-    """minibatches per epoch (16 x 1024 samples: 4x the gradient steps of 4 measured better)"""
+    """minibatches per epoch (16 x 1024 samples with the defaults; chosen by measurement: docs/experiments.md)"""
     update_epochs: int = 4
     """passes over each rollout"""
     clip_coef: float = 0.2
@@ -183,7 +183,7 @@ class Args:
     """learner steps between checkpoints (one is always written at the end)"""
     torch_threads: int = 1
     """torch intra-op threads. 1 by default: the simulator and the opponents run between the
-    network calls anyway, and on a shared 2-core machine 2 threads measured 5-15x slower"""
+    network calls anyway, and more threads compete with them for the cores (docs/experiments.md)"""
     progress: bool = True
     """show a tqdm progress bar"""
 
