@@ -42,7 +42,7 @@ def summary_table() -> str:
 
 
 def environment_card() -> str:
-    """The three generated tables of the environment card, as embedded in the README."""
+    """The three generated tables of the environment card, as embedded in docs/api.md."""
     return "\n\n".join([
         summary_table(),
         "**Actions** (the canonical ids of [rules.md](rules.md)):",

@@ -572,8 +572,8 @@ def test_round_game_tie_on_points_and_plus2_chips_goes_to_more_plus1_chips(schem
 
 @pytest.mark.parametrize("scheme", ["win", "score"])
 def test_two_player_round_game_runner_up_gets_only_minus_one(scheme):
-    """README, rule decision 4: "with two players the runner-up, being last, gets only the
-    -1 chip" -- no +1 chip, ever, and the runner-up starts the next round."""
+    """docs/rules.md, decision 8: "With two players the runner-up is also the last, so it
+    receives only the -1 chip" -- no +1 chip, ever, and the runner-up starts the next round."""
     sim = play_round_game(TWO_PLAYER_GAME, scheme)
     assert sim.state.plus1[:2, 0].tolist() == [0, 0]
 
@@ -631,10 +631,11 @@ def test_round_game_with_a_truncated_round_continues_and_ends_truncated():
 
 
 def test_round_game_is_truncated_when_only_an_early_round_is_capped():
-    """README, rule decision 1: "A round that reaches `Rules.turn_cap` completed turns [...]
-    is scored as it stands -- hands added, as if the pile had run out -- and reported as
-    **truncated**." A round game has one ending to report: one capped round (here only
-    round 2) makes the whole game truncated, even though its last round ran out its pile."""
+    """docs/rules.md, decision 1: "A round that reaches `Rules.turn_cap` completed turns [...]
+    ends there and is scored as if the pile had just run out, hands added, and the game is
+    reported as *truncated*"; "the whole game counts as truncated if any round was capped".
+    A round game has one ending to report: one capped round (here only round 2) makes the
+    whole game truncated, even though its last round ran out its pile."""
     sim = Simulator(Rules(num_players=3, rounds=4, turn_cap=40), 1, seed=7)
     for r in range(4):
         check(sim, round=r, turn=0, done=False, market={})

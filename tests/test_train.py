@@ -311,8 +311,8 @@ def test_shipped_weights_load_and_beat_random():
 
 
 def test_sb3_compare_trains_both_learners_and_reports(tmp_path):
-    """``python -m startups_env.train.sb3_compare`` (the measurement behind the README's native-vs-SB3
-    choice) runs end to end: both learners train, play the arena and land in compare.json,
+    """``python -m startups_env.train.sb3_compare`` (the measurement behind the native-vs-SB3
+    choice in docs/experiments.md) runs end to end: both learners train, play the arena and land in compare.json,
     with SB3's logs in --out rather than a stray folder in /tmp."""
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     env.pop("SB3_LOGDIR", None)
