@@ -207,18 +207,20 @@ def _observe_one(state: State, seat, out: np.ndarray | None) -> np.ndarray:
     # int8 fields as bytes; entry a * C + c is [seat a, company c].
     hand, port, known = s.hand.tobytes(), s.portfolio.tobytes(), s.known.tobytes()
     count, head = s.market_count.tobytes(), s.market_head.tobytes()
-    lo, hi, zeros = k * C, n * C, _ZERO_BYTES[:pad * C]
-    own_hand, own_known = hand[lo:lo + C], known[lo:lo + C]
+    # The seats in relative order are two runs of absolute seats (see _SEAT_RUNS): as seat
+    # rows (coins, points) and as [seat, company] rows (portfolios, known cards).
+    (s0, s1), (c0, c1) = _SEAT_RUNS[n][k]
+    zeros = _ZERO_BYTES[:pad * C]
+    own_hand, own_known = hand[k * C:(k + 1) * C], known[k * C:(k + 1) * C]
     # Unseen, as State.unseen and the batch path. A company's portfolio and known cards are
     # at most its 10 cards, so int8 holds their sum.
     public = np.add.reduce(s.portfolio[:n] + s.known[:n], axis=0, dtype=np.int8).tobytes()
-    unseen = [queries.unseen_count(size, v, oh, ok, m)
-              for size, v, ok, oh, m in zip(COMPANY_SIZES, public, own_known, own_hand, count)]
+    unseen = list(map(queries.unseen_count, COMPANY_SIZES, public, own_hand, own_known, count))
     # Take coins, as State.market_take_coins: the coins on each company's head card.
     paid, stamp = s.market_paid.ravel().tolist(), s.market_stamp.ravel().tolist()  # stamp entry c * SLOTS + slot
     take = [queries.take_coins(paid[c], stamp[c * SLOTS + head[c]], count[c]) for c in range(C)]
     coins = s.coins.ravel().tolist()
-    coins = coins[k:n] + coins[:k] + _ZERO_LIST[:pad]
+    coins = coins[s0] + coins[s1] + _ZERO_LIST[:pad]
     market = s.market_coins.ravel().tolist() + take + [queries.pile_left(s.pile_pos.item())]
     # The int16 and computed pieces are within 0..127 in any real game (70 coins in all, 45
     # cards; unseen <= 10); anything else takes the batch path rather than wrapping around.
@@ -233,8 +235,8 @@ def _observe_one(state: State, seat, out: np.ndarray | None) -> np.ndarray:
         _PHASE_HOT[s.phase.item()],
         relative[s.current.item()],
         own_hand,
-        port[lo:hi], port[:lo], zeros,
-        known[lo:hi], known[:lo], zeros,
+        port[c0], port[c1], zeros,
+        known[c0], known[c1], zeros,
         small[:P],
         b"".join([relative[holder] for holder in s.chip.ravel().tolist()]),
         count,
@@ -243,7 +245,7 @@ def _observe_one(state: State, seat, out: np.ndarray | None) -> np.ndarray:
         small[P + 2 * C + 1:],
         bytes((turn,)) if 0 <= turn < 128 else b"\0",  # else set below
         _ROUND_HOT[min(s.round.item(), ROUND_GAME_ROUNDS - 1)],
-        points[k:n], points[:k], _ZERO_BYTES[:pad],
+        points[s0], points[s1], _ZERO_BYTES[:pad],
     ))
     if out is None:
         out = np.ndarray((1, OBS_DIM), np.int8, vector).astype(np.float32)
@@ -275,6 +277,21 @@ _RELATIVE_HOT = {
              for k in range(n))
     for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)
 }
+
+
+def _seat_runs(n: int, k: int) -> tuple[tuple[slice, slice], tuple[slice, slice]]:
+    """The relative seat order of observer k at an n-player table (queries.absolute_seats)
+    as two runs of consecutive absolute seats, each a slice of seat rows and a slice of
+    [seat, company] rows (entry a * C + c); the second run may be empty."""
+    absolute, _ = queries.absolute_seats(np.array([k]), np.array([n]))
+    order = absolute[:n, 0].tolist()
+    wrap = next((i for i in range(1, n) if order[i] != order[i - 1] + 1), n)
+    runs = [(order[0], order[wrap - 1] + 1), (order[wrap], order[-1] + 1) if wrap < n else (0, 0)]
+    return tuple(slice(a, b) for a, b in runs), tuple(slice(a * C, b * C) for a, b in runs)
+
+
+# _SEAT_RUNS[n][k]: the relative seat order of the one-game path (see _seat_runs).
+_SEAT_RUNS = {n: tuple(_seat_runs(n, k) for k in range(n)) for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)}
 
 
 class _SeatOffsets(NamedTuple):
