@@ -115,6 +115,9 @@ the same step, under `reward=` (`Rules.reward`):
 | `"score"` | (score - table mean) / 10 | same formula (zero-sum) |
 | `"margin"` | tanh((score - runner-up + 0.5) / 8) | tanh((score - best other + 0.5) / 8), below 0 |
 
+Rewards are Python floats computed in float64, so under the zero-sum schemes one game's
+rewards sum to 0 to float64 precision (the batch simulator's are float32).
+
 When the game ends every agent's `infos[agent]` holds `"score"` (1-point balance plus
 3 x the 3-point coins received), `"threes"` (3-point coins received), `"rank"` (0 =
 winner, tie-breaks applied) and `"truncated"` (True if the turn cap ended it); in the
@@ -164,6 +167,7 @@ from .rules import NUM_ACTIONS, PHASE_NAMES, Rules, action_to_string
 __all__ = ["env", "raw_env"]
 
 _RULES_FIELDS = tuple(f.name for f in fields(Rules) if f.name != "num_players")
+_ONE_GAME = np.zeros(1, np.intp)  # the index of the env's one game in its simulator
 
 
 def env(num_players: int | None = None, rules: Rules | None = None, render_mode: str | None = None,
@@ -371,14 +375,17 @@ class raw_env(AECEnv):
     def _end_game(self, result) -> None:
         n = self.rules.num_players
         truncated = bool(result.truncated[0])
-        rewards = result.rewards[0, :n].tolist()
+        # The simulator's rewards are float32 (for the batch learners); here they are computed
+        # again in float64 and handed out as Python floats, so that a zero-sum scheme's rewards
+        # of one game sum to 0 to float64 precision (float32's -1/3 leaves -3e-8).
+        rewards = self.sim._rewards(_ONE_GAME, np.float64)[:n, 0].tolist()
         scores = result.scores[0, :n].tolist()
         ranks = result.ranks[0, :n].tolist()
         s = self.sim.state
         threes = s.threes[:n, 0].tolist()
         points = s.round_points[:n, 0].tolist() if self.rules.rounds > 1 else None
         for i, agent in enumerate(self.agents):
-            self.rewards[agent] = float(rewards[i])
+            self.rewards[agent] = rewards[i]
             self.terminations[agent] = not truncated
             self.truncations[agent] = truncated
             info = {"score": scores[i], "threes": threes[i], "rank": ranks[i], "truncated": truncated}

@@ -866,12 +866,15 @@ class Simulator:
         np.put_along_axis(ranks, order, np.arange(P)[:, None].repeat(games.size, axis=1), axis=0)
         s.ranks[:, games] = np.where(valid, ranks, -1)
 
-    def _rewards(self, games: np.ndarray) -> np.ndarray:
-        """float32[P, n] terminal rewards of finished games under ``rules.reward``."""
+    def _rewards(self, games: np.ndarray, dtype=np.float32) -> np.ndarray:
+        """[P, n] terminal rewards of finished games under ``rules.reward``, computed in
+        ``dtype``: float32 for the batch (the learners' dtype), float64 for the AEC env, whose
+        zero-sum rewards must sum to 0 to float64 precision (in float32, -1/3 rounds to
+        -0.33333334 and a 4-player "win" game sums to -3e-8)."""
         s = self.state
-        n_players = s.num_players[games].astype(np.float32)
+        n_players = s.num_players[games].astype(dtype)
         ranks = s.ranks.take(games, axis=1)
-        rank = ranks.astype(np.float32)
+        rank = ranks.astype(dtype)
         valid = ranks >= 0
         scheme = self.rules.reward
         if scheme == "win":
@@ -880,7 +883,7 @@ class Simulator:
             reward = queries.rank_value(rank, n_players[None, :])
         else:
             round_game = self.rules.rounds > 1
-            value = (s.round_points if round_game else s.scores)[:, games].astype(np.float32)
+            value = (s.round_points if round_game else s.scores)[:, games].astype(dtype)
             if scheme == "score":
                 value = np.where(valid, value, 0.0)
                 mean = value.sum(axis=0) / n_players
@@ -888,7 +891,7 @@ class Simulator:
             else:  # margin over the best other seated player
                 margin = queries.score_margin(value, valid)
                 reward = np.tanh((margin + 0.5) / (1.0 if round_game else MARGIN_REWARD_SCALE))
-        return np.where(valid, reward, 0.0).astype(np.float32)
+        return np.where(valid, reward, 0.0).astype(dtype)
 
     def reset_games(self, games, *, num_players=None) -> None:
         """Deal fresh games (decks shuffled from the generator) in the selected games only;

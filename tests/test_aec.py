@@ -184,7 +184,8 @@ def test_env_matches_the_batch_simulator_state_for_state(players, kwargs):
         if result.terminated[1] or result.truncated[1]:
             end = result
             for i, a in enumerate(e.possible_agents):
-                assert e.rewards[a] == e._cumulative_rewards[a] == result.rewards[1, i]
+                # The env hands out float64 rewards, the batch float32 ones (one rounding apart).
+                assert e.rewards[a] == e._cumulative_rewards[a] == pytest.approx(result.rewards[1, i], abs=1e-6)
                 want = {"score": result.scores[1, i], "threes": sim.state.threes[i, 1], "rank": result.ranks[1, i],
                         "truncated": bool(result.truncated[1])}
                 if rules.rounds > 1:
@@ -194,7 +195,7 @@ def test_env_matches_the_batch_simulator_state_for_state(players, kwargs):
     assert end is not None and e.agents == [] and sorted(dead) == sorted(e.possible_agents)
     assert bool(end.truncated[1]) == ("turn_cap" in kwargs)
     for i, a in enumerate(e.possible_agents):
-        assert dead[a] == (end.rewards[1, i], end_infos[a])
+        assert dead[a] == (pytest.approx(end.rewards[1, i], abs=1e-6), end_infos[a])
 
 
 # ----------------------------------------------------------------- observations and masks
@@ -372,7 +373,30 @@ def test_turn_cap_truncates_with_scores():
     assert all(info["truncated"] is True for info in e.infos.values())
     for agent, info in e.infos.items():
         assert e.rewards[agent] == pytest.approx(1 - 2 * info["rank"] / 3)
-    assert sum(e.rewards.values()) == pytest.approx(0, abs=1e-6)  # float32 rewards
+    assert abs(sum(e.rewards.values())) <= 1e-12
+
+
+@pytest.mark.parametrize("players", range(2, 8))
+@pytest.mark.parametrize("scheme", ["win", "rank", "score"])
+def test_zero_sum_rewards_sum_to_zero_in_float64(players, scheme):
+    """Under the zero-sum schemes one game's rewards sum to 0 to float64 precision, also in
+    the round game and when the turn cap ends it; they are Python floats (float32's -1/3
+    would leave about 3e-8)."""
+    for rules in (Rules(num_players=players, reward=scheme), Rules(num_players=players, reward=scheme, rounds=4),
+                  Rules(num_players=players, reward=scheme, turn_cap=9)):
+        e = env(rules=rules)
+        paid = False  # (a tied game pays nothing; not all three may be ties)
+        for seed in range(3):
+            e.reset(seed=seed)
+            returns = dict.fromkeys(e.possible_agents, 0.0)
+            for agent in e.agent_iter():
+                obs, reward, termination, truncation, _ = e.last()
+                assert type(reward) is float
+                returns[agent] += reward
+                e.step(None if termination or truncation else e.action_space(agent).sample(obs["action_mask"]))
+            paid |= any(returns.values())
+            assert abs(sum(returns.values())) <= 1e-12, (rules, seed, returns)
+        assert paid, rules
 
 
 def test_round_game_runs_four_rounds():
