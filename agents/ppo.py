@@ -30,7 +30,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from startups_env.observe import OBS_DIM, OBS_HIGH, PIECES, SLICES
+from startups_env.observe import OBS_DIM, PIECES, SLICES
 from startups_env.rules import MAX_PLAYERS, NUM_ACTIONS, NUM_COMPANIES
 
 from .base import Agent, check_act_inputs
@@ -50,11 +50,18 @@ class CheckpointError(ValueError):
     trained for another observation layout)."""
 
 
+#: The network's input divisor per observation piece (pieces not named: 1). Observations are
+#: raw counts; these keep card counts, coins, pile and turn within a few units. They are
+#: fixed numbers, not the observation's bounds (which follow the Rules): the shipped weights
+#: and every checkpoint were trained with exactly these (once the declared bounds capped at 20).
+INPUT_DIVISORS = {"hand": 10, "portfolios": 10, "known_hands": 10, "coins": 20, "market_cards": 10,
+                  "market_coins": 20, "take_coins": 20, "pile": 20, "unseen": 10, "turn": 20, "round_points": 8}
+
+
 def obs_scale() -> np.ndarray:
-    """float32[OBS_DIM]: per-feature input scale. Observations are raw counts; dividing by
-    the declared upper bound, capped at 20, keeps card counts, coins, pile and turn within
-    a few units (coins and turns can exceed 20 but rarely by much in real games)."""
-    return (1.0 / np.clip(OBS_HIGH, 1.0, 20.0)).astype(np.float32)
+    """float32[OBS_DIM]: per-feature input scale, 1 / :data:`INPUT_DIVISORS`."""
+    divisor = np.concatenate([np.full(p.size, INPUT_DIVISORS.get(p.name, 1), np.float32) for p in PIECES])
+    return (1.0 / divisor).astype(np.float32)
 
 
 NUM_DERIVED = 9 * NUM_COMPANIES

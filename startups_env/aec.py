@@ -47,20 +47,25 @@ observed at any time. The layout is generated from `startups_env.observe.PIECES`
 | 0-5 | `num_players` | [6] | [0, 1] | one-hot table size, 2..7 players |
 | 6-7 | `phase` | [2] | [0, 1] | one-hot phase of the player to act: take, put-down |
 | 8-14 | `current_player` | [7] | [0, 1] | one-hot relative seat of the player to act (0 = observer) |
-| 15-20 | `hand` | [6] | [0, 10] | observer's hidden hand: cards per company |
+| 15-20 | `hand` | [6] | [0, 4] | observer's hidden hand: cards per company |
 | 21-62 | `portfolios` | [7, 6] | [0, 10] | face-up portfolio cards per relative seat and company |
-| 63-104 | `known_hands` | [7, 6] | [0, 10] | hand cards everyone knows each relative seat holds (taken from the market, not provably played since) |
-| 105-111 | `coins` | [7] | [0, 70] | 1-point coins per relative seat |
+| 63-104 | `known_hands` | [7, 6] | [0, 4] | hand cards everyone knows each relative seat holds (taken from the market, not provably played since) |
+| 105-111 | `coins` | [7] | [0, 10N] | 1-point coins per relative seat |
 | 112-153 | `chips` | [6, 7] | [0, 1] | per company, one-hot relative seat of the anti-monopoly chip holder (all 0: unclaimed) |
 | 154-159 | `market_cards` | [6] | [0, 10] | market cards per company |
-| 160-165 | `market_coins` | [6] | [0, 70] | coins on all market cards of each company |
-| 166-171 | `take_coins` | [6] | [0, 70] | coins on the card a take of each company would take (the richest) |
-| 172-172 | `pile` | [1] | [0, 45] | cards left in the pile |
+| 160-165 | `market_coins` | [6] | [0, 10N] | coins on all market cards of each company |
+| 166-171 | `take_coins` | [6] | [0, 10N] | coins on the card a take of each company would take (the richest) |
+| 172-172 | `pile` | [1] | [0, 40 - 3N] | cards left in the pile |
 | 173-178 | `barred` | [6] | [0, 1] | one-hot company the player to act may not put into the market this turn |
 | 179-184 | `unseen` | [6] | [0, 10] | cards per company the observer cannot see: others' hands, pile, removed |
-| 185-185 | `turn` | [1] | [0, 30000] | completed turns in this round (the turn cap truncates) |
+| 185-185 | `turn` | [1] | [0, turn_cap] | completed turns in this round (the turn cap truncates) |
 | 186-189 | `round` | [4] | [0, 1] | one-hot round of the round game (round 0 in the standard game) |
-| 190-196 | `round_points` | [7] | [-4, 8] | round-game points (+2/+1/-1 chips) per relative seat |
+| 190-196 | `round_points` | [7] | [-4, 8] (round game), [0, 1] (standard game: always 0) | round-game points (+2/+1/-1 chips) per relative seat |
+
+The ranges are the observation space's bounds, what the env's `Rules` allow (N: the table
+size; `startups_env.observe.observation_bounds(rules)`): `turn` runs to the turn cap, coins
+to the 10N coins of the table; a test plays random games to check each bound is reached
+(or nearly) and never exceeded.
 
 `startups_env.observe.views(obs["observation"])` splits a vector into these named pieces.
 
@@ -161,7 +166,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from .core import Simulator, validate_decks
-from .observe import OBS_DIM, OBS_HIGH, OBS_LOW, _observe_one
+from .observe import OBS_DIM, _observe_one, observation_bounds
 from .rules import NUM_ACTIONS, PHASE_NAMES, Rules, action_to_string
 
 __all__ = ["env", "raw_env"]
@@ -238,9 +243,10 @@ class raw_env(AECEnv):
         self.agent_name_mapping = {agent: i for i, agent in enumerate(self.possible_agents)}
         # One space object per agent, built once (api_test checks identity across calls).
         self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS) for agent in self.possible_agents}
+        low, high = observation_bounds(rules)  # what these rules allow (the turn piece: the turn cap)
         self.observation_spaces = {
             agent: spaces.Dict({
-                "observation": spaces.Box(OBS_LOW, OBS_HIGH, (OBS_DIM,), np.float32),
+                "observation": spaces.Box(low, high, (OBS_DIM,), np.float32),
                 "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
             })
             for agent in self.possible_agents

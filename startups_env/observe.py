@@ -12,8 +12,9 @@ cannot drift from the code.
 from __future__ import annotations
 
 import functools
-
-from dataclasses import dataclass
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -24,25 +25,34 @@ from .queries import SIZES_COLUMN, SLOTS, _company_rows, _read_only
 from .rules import (
     COMPANY_SIZES,
     DECK_SIZE,
+    HAND_SIZE,
     MAX_PLAYERS,
     MIN_PLAYERS,
     NUM_COMPANIES,
+    NUM_REMOVED,
+    ROUND_CHIPS,
     ROUND_GAME_ROUNDS,
     STARTING_COINS,
+    Rules,
+    pile_start,
 )
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
-_TOTAL_COINS = STARTING_COINS * MAX_PLAYERS
 
 
 @dataclass(frozen=True)
 class Piece:
-    """One named block of the observation vector."""
+    """One named block of the observation vector.
+
+    ``bounds(rules)`` gives the piece's (low, high) at a table of ``rules``: what the rules
+    allow there, reached in some game (``test_bounds_are_reached_and_never_exceeded``);
+    ``range_doc`` writes it for the layout table.
+    """
 
     name: str
     shape: tuple[int, ...]
-    low: float
-    high: float
+    bounds: Callable[[Rules], tuple[int, int]]
+    range_doc: str
     doc: str
 
     @property
@@ -50,24 +60,50 @@ class Piece:
         return int(np.prod(self.shape))
 
 
+def _fixed(low: int, high: int) -> tuple[Callable[[Rules], tuple[int, int]], str]:
+    """The (bounds, range_doc) of a piece whose range does not depend on the Rules."""
+    return (lambda rules: (low, high)), f"[{low}, {high}]"
+
+
+_ONE_HOT = _fixed(0, 1)
+_CARDS = _fixed(0, max(COMPANY_SIZES))  # all of a company's cards in one place
+_HAND_CARDS = _fixed(0, HAND_SIZE + 1)  # a hand holds 3 cards, 4 between a take and a put-down
+# Every coin of the table (10 per player) can end up with one player or on one company's cards.
+_COINS = (lambda rules: (0, STARTING_COINS * rules.num_players)), f"[0, {STARTING_COINS}N]"
+
+
+def _round_points(rules: Rules) -> tuple[int, int]:
+    """+2 for every round won down to -1 for every round lost. In the standard game the points
+    stay 0; the piece gets the width-1 range [0, 1] there rather than [0, 0], because
+    bound-based normalisers (SuperSuit's normalize_obs_v0, gymnasium's RescaleObservation)
+    divide by high - low."""
+    if rules.rounds == 1:
+        return 0, 1
+    return ROUND_CHIPS[-1] * rules.rounds, ROUND_CHIPS[0] * rules.rounds
+
+
 PIECES: tuple[Piece, ...] = (
-    Piece("num_players", (MAX_PLAYERS - MIN_PLAYERS + 1,), 0, 1, "one-hot table size, 2..7 players"),
-    Piece("phase", (2,), 0, 1, "one-hot phase of the player to act: take, put-down"),
-    Piece("current_player", (P,), 0, 1, "one-hot relative seat of the player to act (0 = observer)"),
-    Piece("hand", (C,), 0, max(COMPANY_SIZES), "observer's hidden hand: cards per company"),
-    Piece("portfolios", (P, C), 0, max(COMPANY_SIZES), "face-up portfolio cards per relative seat and company"),
-    Piece("known_hands", (P, C), 0, max(COMPANY_SIZES), "hand cards everyone knows each relative seat holds (taken from the market, not provably played since)"),
-    Piece("coins", (P,), 0, _TOTAL_COINS, "1-point coins per relative seat"),
-    Piece("chips", (C, P), 0, 1, "per company, one-hot relative seat of the anti-monopoly chip holder (all 0: unclaimed)"),
-    Piece("market_cards", (C,), 0, max(COMPANY_SIZES), "market cards per company"),
-    Piece("market_coins", (C,), 0, _TOTAL_COINS, "coins on all market cards of each company"),
-    Piece("take_coins", (C,), 0, _TOTAL_COINS, "coins on the card a take of each company would take (the richest)"),
-    Piece("pile", (1,), 0, DECK_SIZE, "cards left in the pile"),
-    Piece("barred", (C,), 0, 1, "one-hot company the player to act may not put into the market this turn"),
-    Piece("unseen", (C,), 0, max(COMPANY_SIZES), "cards per company the observer cannot see: others' hands, pile, removed"),
-    Piece("turn", (1,), 0, 30000, "completed turns in this round (the turn cap truncates)"),
-    Piece("round", (ROUND_GAME_ROUNDS,), 0, 1, "one-hot round of the round game (round 0 in the standard game)"),
-    Piece("round_points", (P,), -ROUND_GAME_ROUNDS, 2 * ROUND_GAME_ROUNDS, "round-game points (+2/+1/-1 chips) per relative seat"),
+    Piece("num_players", (MAX_PLAYERS - MIN_PLAYERS + 1,), *_ONE_HOT, "one-hot table size, 2..7 players"),
+    Piece("phase", (2,), *_ONE_HOT, "one-hot phase of the player to act: take, put-down"),
+    Piece("current_player", (P,), *_ONE_HOT, "one-hot relative seat of the player to act (0 = observer)"),
+    Piece("hand", (C,), *_HAND_CARDS, "observer's hidden hand: cards per company"),
+    Piece("portfolios", (P, C), *_CARDS, "face-up portfolio cards per relative seat and company"),
+    Piece("known_hands", (P, C), *_HAND_CARDS, "hand cards everyone knows each relative seat holds (taken from the market, not provably played since)"),
+    Piece("coins", (P,), *_COINS, "1-point coins per relative seat"),
+    Piece("chips", (C, P), *_ONE_HOT, "per company, one-hot relative seat of the anti-monopoly chip holder (all 0: unclaimed)"),
+    Piece("market_cards", (C,), *_CARDS, "market cards per company"),
+    Piece("market_coins", (C,), *_COINS, "coins on all market cards of each company"),
+    Piece("take_coins", (C,), *_COINS, "coins on the card a take of each company would take (the richest)"),
+    Piece("pile", (1,), lambda rules: (0, DECK_SIZE - pile_start(rules.num_players)),
+          f"[0, {DECK_SIZE - NUM_REMOVED} - {HAND_SIZE}N]", "cards left in the pile"),
+    Piece("barred", (C,), *_ONE_HOT, "one-hot company the player to act may not put into the market this turn"),
+    Piece("unseen", (C,), *_CARDS, "cards per company the observer cannot see: others' hands, pile, removed"),
+    Piece("turn", (1,), lambda rules: (0, rules.turn_cap), "[0, turn_cap]",
+          "completed turns in this round (the turn cap truncates)"),
+    Piece("round", (ROUND_GAME_ROUNDS,), *_ONE_HOT, "one-hot round of the round game (round 0 in the standard game)"),
+    Piece("round_points", (P,), _round_points,
+          f"[{ROUND_CHIPS[-1] * ROUND_GAME_ROUNDS}, {ROUND_CHIPS[0] * ROUND_GAME_ROUNDS}] (round game), [0, 1] (standard game: always 0)",
+          "round-game points (+2/+1/-1 chips) per relative seat"),
 )
 
 
@@ -81,8 +117,20 @@ def _slices() -> dict[str, slice]:
 
 SLICES: dict[str, slice] = _slices()
 OBS_DIM: int = sum(p.size for p in PIECES)
-OBS_LOW = np.concatenate([np.full(p.size, p.low, np.float32) for p in PIECES])
-OBS_HIGH = np.concatenate([np.full(p.size, p.high, np.float32) for p in PIECES])
+
+
+@functools.lru_cache(maxsize=64)
+def observation_bounds(rules: Rules, players: tuple[int, ...] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) float32[OBS_DIM] of the observation at tables of ``rules``, piece by
+    piece (:attr:`Piece.bounds`); read-only. ``players``: table sizes mixed in one batch
+    (default ``rules.num_players``): the widest range over them."""
+    sizes = (rules.num_players,) if players is None else tuple(operator.index(n) for n in players)
+    per_size = [[p.bounds(replace(rules, num_players=n)) for p in PIECES] for n in sizes]
+    lows = [min(b[i][0] for b in per_size) for i in range(len(PIECES))]
+    highs = [max(b[i][1] for b in per_size) for i in range(len(PIECES))]
+    low = np.concatenate([np.full(p.size, v, np.float32) for p, v in zip(PIECES, lows)])
+    high = np.concatenate([np.full(p.size, v, np.float32) for p, v in zip(PIECES, highs)])
+    return _read_only(low, high)
 
 
 def views(obs: np.ndarray) -> dict[str, np.ndarray]:
@@ -96,13 +144,11 @@ def views(obs: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def layout_table() -> str:
-    """The observation layout as a Markdown table (generated from PIECES)."""
+    """The observation layout as a Markdown table (generated from PIECES); N is the table size."""
     lines = ["| index | name | shape | range | meaning |", "|---|---|---|---|---|"]
     for p in PIECES:
         sl = SLICES[p.name]
-        lines.append(
-            f"| {sl.start}-{sl.stop - 1} | `{p.name}` | {list(p.shape)} | [{p.low:g}, {p.high:g}] | {p.doc} |"
-        )
+        lines.append(f"| {sl.start}-{sl.stop - 1} | `{p.name}` | {list(p.shape)} | {p.range_doc} | {p.doc} |")
     return "\n".join(lines)
 
 

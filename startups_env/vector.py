@@ -62,7 +62,7 @@ import numpy as np
 
 from . import queries
 from .core import Simulator, State, check_seed, is_int, public_state
-from .observe import OBS_DIM, OBS_HIGH, OBS_LOW, observe
+from .observe import OBS_DIM, observation_bounds, observe
 from .rules import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, NUM_COMPANIES, Rules
 
 Opponent = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -454,7 +454,8 @@ if VecEnv is not None:
         """Stable-Baselines3 ``VecEnv``: B games, the learner in one random seat each,
         opponents inside ``step_wait``. Arguments as :class:`SeatBatch`.
 
-        Observation space ``Box(OBS_LOW, OBS_HIGH, (OBS_DIM,), float32)``; action space
+        Observation space ``Box(low, high, (OBS_DIM,), float32)`` with the bounds of
+        :func:`~startups_env.observe.observation_bounds` over the table sizes drawn; action space
         ``Discrete(19)``; ``action_masks()`` -> bool[num_envs, 19] (sb3-contrib's
         MaskablePPO finds it through ``env_method``). Infos of finished games carry
         ``terminal_observation``, ``episode`` ({"r", "l", "t"}), ``TimeLimit.truncated``,
@@ -468,7 +469,8 @@ if VecEnv is not None:
                      opponent_weights=None, seed=None):
             self.batch = SeatBatch(num_envs, opponents, rules=rules, players=players,
                                    opponent_weights=opponent_weights, seed=seed)
-            observation_space = spaces.Box(OBS_LOW, OBS_HIGH, (OBS_DIM,), np.float32)
+            low, high = observation_bounds(self.batch.rules, self.batch.players)  # over the table sizes drawn
+            observation_space = spaces.Box(low, high, (OBS_DIM,), np.float32)
             super().__init__(num_envs, observation_space, spaces.Discrete(NUM_ACTIONS))
             self._actions: np.ndarray | None = None
             self._seed_pending = seed  # checked by SeatBatch above

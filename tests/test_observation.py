@@ -9,7 +9,7 @@ import pytest
 from helpers import assert_states_equal, snapshots, states_equal
 from startups_env import Rules, Simulator
 from startups_env.core import State, public_state
-from startups_env.observe import OBS_DIM, OBS_HIGH, OBS_LOW, PIECES, SLICES, layout_table, observe, views
+from startups_env.observe import OBS_DIM, PIECES, SLICES, layout_table, observation_bounds, observe, views
 from startups_env.rules import COMPANY_SIZES, DECK_SIZE, MAX_PLAYERS, NUM_COMPANIES, NUM_REMOVED
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
@@ -39,14 +39,84 @@ def _seats(state: State, shift: int) -> np.ndarray:
 @pytest.mark.parametrize("players", [2, 3, 4, 5, 6, 7, (2, 3, 4, 5, 6, 7)])
 def test_shape_dtype_and_bounds(players):
     for rounds in (1, 4):
+        bound_low, bound_high = observation_bounds(Rules(rounds=rounds, turn_cap=200), tuple(np.atleast_1d(players)))
         for state in _states(np.atleast_1d(players), rounds=rounds, seed=len(np.atleast_1d(players)), every=5):
             for shift in range(P):
                 obs = observe(state, _seats(state, shift))
                 assert obs.shape == (state.batch_size, OBS_DIM) and obs.dtype == np.float32
                 assert np.isfinite(obs).all()
-                low, high = obs < OBS_LOW, obs > OBS_HIGH
+                low, high = obs < bound_low, obs > bound_high
                 assert not low.any() and not high.any(), f"out of bounds at {np.flatnonzero(low | high)[:5]}"
             np.testing.assert_array_equal(observe(state), observe(state, state.current))
+
+
+# Action weights of the biased random players of the bounds test (unlisted actions: 1):
+# between them they drive every piece to its extremes at some table size.
+_DRAW, _TAKES, _KEEPS, _MARKETS = [0], range(1, 7), range(7, 13), range(13, 19)
+_STYLES = {
+    "uniform": {},
+    "hoard": {**dict.fromkeys(_TAKES, 50), 12: 1000, **dict.fromkeys(_MARKETS, 20)},  # take, keep elephants
+    "feed": {0: 50, **dict.fromkeys(_MARKETS, 200), 18: 2000},  # draw, put into the market
+    "keep": {0: 1000, **dict.fromkeys(_KEEPS, 100), **dict.fromkeys(_TAKES, 0.01)},  # draw, keep: coins pile up
+}
+_BOUND_TABLES = [  # (rules, the style of each seat, cycled)
+    *[(Rules(num_players=n), styles) for n in range(2, 8) for styles in (["uniform"], ["hoard", "feed"])],
+    (Rules(num_players=2), ["keep"]), (Rules(num_players=7), ["feed"]),
+    (Rules(num_players=3, rounds=4), ["uniform"]), (Rules(num_players=4, turn_cap=30), ["uniform"]),
+]
+
+
+def _piece_ranges(rules: Rules, styles: list[str], games: int = 150, seed: int = 0) -> dict[str, tuple[float, float]]:
+    """(min, max) of every piece over random games of biased-random players, every seat
+    observed before every decision and at the end."""
+    sim = Simulator(rules, games, seed=seed)
+    rng = np.random.default_rng(seed)
+    weights = np.ones((P, 19))
+    for seat in range(P):
+        for action, weight in _STYLES[styles[seat % len(styles)]].items():
+            weights[seat, action] = weight
+    lows, highs = np.full(OBS_DIM, np.inf), np.full(OBS_DIM, -np.inf)
+
+    def look():
+        for seat in range(rules.num_players):
+            obs = observe(sim.state, np.full(games, seat, np.int8))
+            np.minimum(lows, obs.min(axis=0), out=lows)
+            np.maximum(highs, obs.max(axis=0), out=highs)
+
+    while not sim.done.all():
+        look()
+        w = sim.legal_mask() * weights[sim.state.current]
+        pick = rng.random((games, 1)) * w.sum(axis=1, keepdims=True)
+        actions = np.minimum((w.cumsum(axis=1) < pick).sum(axis=1), 18)
+        sim.step(np.where(sim.done, 0, actions), active=~sim.done)
+    look()
+    return {p.name: (lows[SLICES[p.name]].min(), highs[SLICES[p.name]].max()) for p in PIECES}
+
+
+def test_bounds_are_reached_and_never_exceeded():
+    """Every piece's declared bounds hold in every game of every table (random and
+    biased-random players, 2-7 seats, the round game, a low turn cap) and each bound is
+    reached, or nearly (within 20% of the range), at some table: the bounds are what the rules
+    allow, not a loose cap. The turn piece reaches the turn cap. The one exception is by
+    declaration: the standard game's round points are always 0 and get the range [0, 1] so
+    that bound-based normalisers do not divide by 0."""
+    reached_low, best_high = set(), dict.fromkeys(SLICES, 0.0)
+    for rules, styles in _BOUND_TABLES:
+        low, high = observation_bounds(rules)
+        for p, (seen_low, seen_high) in zip(PIECES, _piece_ranges(rules, styles).values()):
+            bound_low, bound_high = low[SLICES[p.name]][0], high[SLICES[p.name]][0]
+            assert bound_low <= seen_low and seen_high <= bound_high, (rules, styles, p.name, seen_low, seen_high)
+            if p.name == "round_points" and rules.rounds == 1:
+                assert seen_low == seen_high == 0
+                continue
+            if seen_low == bound_low:
+                reached_low.add(p.name)
+            best_high[p.name] = max(best_high[p.name], (seen_high - bound_low) / (bound_high - bound_low))
+            if p.name == "turn" and rules.turn_cap < 400:
+                assert seen_high == bound_high == rules.turn_cap
+    assert reached_low == set(SLICES)
+    assert {name: share for name, share in best_high.items() if share < 0.8} == {}
+    assert sum(share == 1 for share in best_high.values()) >= len(PIECES) - 3  # most are reached exactly
 
 
 # ----------------------------------------------------------------- content
@@ -318,11 +388,19 @@ def test_pieces_slices_and_views_agree():
     start = 0
     for p in PIECES:
         assert SLICES[p.name] == slice(start, start + p.size), p.name
-        assert p.size == int(np.prod(p.shape)) and p.low <= p.high and p.doc
-        np.testing.assert_array_equal(OBS_LOW[SLICES[p.name]], p.low)
-        np.testing.assert_array_equal(OBS_HIGH[SLICES[p.name]], p.high)
+        assert p.size == int(np.prod(p.shape)) and p.range_doc and p.doc
+        for rules in (Rules(num_players=2), Rules(num_players=7, rounds=4, turn_cap=50)):
+            bound_low, bound_high = p.bounds(rules)
+            assert bound_low < bound_high, (p.name, rules)  # (a zero width would break normalisers)
+            low, high = observation_bounds(rules)
+            np.testing.assert_array_equal(low[SLICES[p.name]], bound_low)
+            np.testing.assert_array_equal(high[SLICES[p.name]], bound_high)
         start += p.size
-    assert start == OBS_DIM and OBS_LOW.shape == OBS_HIGH.shape == (OBS_DIM,)
+    assert start == OBS_DIM
+    # Mixed table sizes: the widest range over them.
+    low, high = observation_bounds(Rules(), (2, 7))
+    assert high[SLICES["coins"]].max() == 70 and high[SLICES["pile"]].max() == 34
+    assert not low.flags.writeable and not high.flags.writeable
 
     obs = np.random.default_rng(0).random((3, 5, OBS_DIM)).astype(np.float32)
     v = views(obs)
