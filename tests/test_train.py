@@ -70,13 +70,24 @@ def test_tiny_run_writes_a_checkpoint_the_arena_plays(tiny_run):
 
 
 def test_a_seeded_run_repeats_exactly(tiny_run, tmp_path):
-    """Same seed, same flags (the default --max-seconds included): the same weights."""
+    """Same seed, same flags, under the default time cap (--max-seconds): the same weights,
+    optimizer state, pool snapshots and evaluations. The learning rate decays by steps, not
+    by the clock, so the run's speed (a busy machine) changes nothing."""
     out, _ = tiny_run
+    assert Args().max_seconds > 0, "the default run has a time cap"
     proc = run_trainer("--total-steps", "2048", "--out", str(tmp_path), "--seed", "3", *TINY)
     assert proc.returncode == 0, proc.stderr[-3000:]
     first = torch.load(out / "policy.pt", weights_only=True)["model"]
     again = torch.load(tmp_path / "policy.pt", weights_only=True)["model"]
-    assert all(torch.equal(first[k], again[k]) for k in first)
+    assert first.keys() == again.keys() and all(torch.equal(first[k], again[k]) for k in first)
+    a, b = (torch.load(d / "checkpoint.pt", weights_only=True) for d in (out, tmp_path))
+    assert a["global_step"] == b["global_step"] == 2048 and a["history"] == b["history"]
+    for key in a["optimizer"]["state"]:
+        assert all(torch.equal(a["optimizer"]["state"][key][k], b["optimizer"]["state"][key][k])
+                   for k in ("exp_avg", "exp_avg_sq"))
+    snaps = [(x, y) for x, y in zip(a["pool"], b["pool"]) if x["kind"] == "snapshot"]
+    assert snaps and all(torch.equal(x["model"][k], y["model"][k]) for x, y in snaps for k in x["model"])
+    assert [x["score"] for x in a["pool"]] == [y["score"] for y in b["pool"]]
 
 
 def test_resume_continues_the_run(tiny_run, tmp_path):
