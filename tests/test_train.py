@@ -56,6 +56,17 @@ def test_tiny_run_writes_a_checkpoint_the_arena_plays(tiny_run):
     assert any(f.startswith("events.out.tfevents") for f in os.listdir(out))
     assert not [f for f in os.listdir(out) if ".tmp." in f], "no temporary files left behind"
     assert "final evaluation" in proc.stdout and "decisions/s" in proc.stdout
+    # The run ends by saying where each output went, and how to open the logs.
+    for name in ("policy.pt", "checkpoint.pt", "eval.json", "learning_curve.png"):
+        assert str(out / name) in proc.stdout, name
+    assert f"tensorboard --logdir {out}" in proc.stdout
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(out), size_guidance={"scalars": 0})
+    events.Reload()
+    tags = events.Tags()["scalars"]
+    assert {"charts/win_rate_vs_self", "charts/win_rate_vs_random", "charts/win_rate_vs_greedy"} <= set(tags)
+    assert [p.step for p in events.Scalars("eval/win_rate_vs_random")][0] == 0, "the curve starts before training"
     # Checkpoints are plain data.
     data = torch.load(out / "checkpoint.pt", weights_only=True)
     assert data["kind"] == "training" and data["global_step"] >= 2048
@@ -284,6 +295,18 @@ def test_a_run_without_the_privileged_critic(tmp_path):
                           "--no-progress", "--no-privileged-critic"])
     assert code == 0
     assert read_checkpoint(str(out / "policy.pt"))["config"]["critic_extra"] == 0
+
+
+def test_a_short_run_is_evaluated_ten_times_and_the_bar_says_what_it_counts():
+    from startups_env.train.selfplay import eval_interval, eval_text, thousands
+
+    rollout = 1024 * 16
+    assert eval_interval(Args(total_steps=300_000)) == 2 * rollout  # a tenth of the run, in whole rollouts
+    assert eval_interval(Args(total_steps=1000)) == rollout
+    assert eval_interval(Args(total_steps=300_000, eval_every=5000)) == 5000
+    assert eval_text([{"step": 0, "random": 0.79, "greedy": 0.271}]) == "vs random 0.79, vs greedy 0.27"
+    assert eval_text([]) == "none yet"
+    assert (thousands(3771.0), thousands(16644.0), thousands(512.4)) == ("3.8k", "16.6k", "512")
 
 
 @pytest.mark.parametrize("bad, message", [

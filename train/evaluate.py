@@ -37,34 +37,58 @@ def eval_summary(results) -> dict[str, dict[str, float]]:
     return out
 
 
-def plot_learning_curve(out_dir: str) -> str | None:
+def plot_learning_curve(out_dir: str, *, players: str = "", eval_players: int = 4, eval_games: int = 0,
+                        final_games: int = 0) -> str | None:
     """Write OUT/learning_curve.png from the run's TensorBoard scalars (every invocation,
-    resumed ones included): episodic return and win rate of the training games, and the
-    periodic evaluation win rates. Returns the path, or None when nothing was logged yet."""
+    resumed ones included). Left: the learner's win rate in its training games against each
+    opponent of the pool (tables of ``players``). Right: the evaluations, the argmax policy
+    against ``eval_players - 1`` copies of each opponent, the final evaluation's win rates as
+    stars. The other arguments only label the axes. Returns the path, or None when nothing
+    was logged yet."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     events = EventAccumulator(out_dir, size_guidance={"scalars": 0})
     events.Reload()
     tags = events.Tags().get("scalars", [])
-    train_tags = [t for t in ("charts/episodic_return", "charts/win_rate") if t in tags]
+    train_tags = sorted(t for t in tags if t.startswith("charts/win_rate_vs_")) or [t for t in ["charts/win_rate"] if t in tags]
     eval_tags = sorted(t for t in tags if t.startswith("eval/win_rate_vs_"))
     if not train_tags and not eval_tags:
         return None
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
-    for ax, chosen, title in ((axes[0], train_tags, "training games"), (axes[1], eval_tags, "evaluation (arena)")):
-        for tag in chosen:
-            points = events.Scalars(tag)
-            ax.plot([p.step for p in points], [p.value for p in points], marker="." if len(points) < 30 else None,
-                    label=tag.split("/", 1)[1])
-        ax.set_title(title)
+    curve = {t: ([p.step for p in events.Scalars(t)], [p.value for p in events.Scalars(t)]) for t in train_tags + eval_tags}
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    names = {"self": "itself (the live policy)", "snapshots": "its past selves (snapshots)"}
+    for tag in train_tags:
+        name = tag.removeprefix("charts/win_rate_vs_")
+        left.plot(*curve[tag], marker="." if len(curve[tag][0]) < 40 else None,
+                  label="all opponents" if tag == "charts/win_rate" else f"vs {names.get(name, name)}")
+    left.set_title(f"training games{f' ({players} players)' if players else ''}: learner's win rate\n"
+                   "by the opponent at the table (it plays every other seat)", fontsize=10)
+    star_label = f"final evaluation{f' ({final_games} games)' if final_games else ''}"
+    for tag in eval_tags:
+        name = tag.removeprefix("eval/win_rate_vs_")
+        (line,) = right.plot(*curve[tag], marker="o", markersize=4, label=f"vs {eval_players - 1} x {name}")
+        final = f"eval/final_win_rate_vs_{name}"
+        if final in tags:
+            points = events.Scalars(final)
+            right.plot([p.step for p in points], [p.value for p in points], marker="*", markersize=12, ls="none",
+                       color=line.get_color(), label=star_label)
+            star_label = None  # one legend entry for the stars of every opponent
+    right.axhline(1 / eval_players, color="grey", ls="--", lw=1, label=f"1 in {eval_players}: an even share")
+    right.set_title(f"evaluation: the argmax policy, {eval_players} players"
+                    f"{f', {eval_games} games a point' if eval_games else ''}", fontsize=10)
+    steps = matplotlib.ticker.FuncFormatter(lambda x, _: f"{x / 1e6:g}M" if x >= 1e6 else f"{x / 1e3:g}k" if x else "0")
+    for ax in (left, right):
+        ax.xaxis.set_major_formatter(steps)
         ax.set_xlabel("learner steps")
+        ax.set_ylabel("win rate")
+        ax.set_ylim(0, 1)
         ax.grid(alpha=0.3)
-        if chosen:
-            ax.legend(fontsize=8)
+        ax.legend(fontsize=8)
     fig.tight_layout()
     path = os.path.join(out_dir, "learning_curve.png")
     atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=90))

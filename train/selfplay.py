@@ -169,8 +169,9 @@ class Args:
     """learner steps between snapshots joining the pool"""
     pfsp_power: float = 2.0
     """prioritisation toward opponents the learner does not beat (0: uniform)"""
-    eval_every: int = 500_000
-    """learner steps between evaluations (arena vs each eval opponent)"""
+    eval_every: int = 0
+    """learner steps between evaluations (arena vs each eval opponent; 0: a tenth of --total-steps, so that a
+    short run draws a curve too). One more runs before the first update and one at the end"""
     eval_games: int = 200
     """games per opponent in periodic evaluations"""
     eval_opponents: str = "random,greedy"
@@ -218,15 +219,15 @@ def check_args(args: Args) -> None:
         raise ValueError(f"--reward must be one of {REWARD_SCHEMES}, got {args.reward!r}")
     hidden_sizes(args.hidden)
     for name in ("torch_threads", "total_steps", "num_envs", "num_steps", "num_minibatches", "update_epochs", "snapshot_every",
-                 "eval_every", "checkpoint_every", "eval_games"):
+                 "checkpoint_every", "eval_games"):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
     if (args.num_envs * args.num_steps) % args.num_minibatches:
         raise ValueError("--num-envs * --num-steps must be divisible by --num-minibatches")
     if not 0.0 <= args.self_play_share < 1.0:
         raise ValueError(f"--self-play-share must be in [0, 1), got {args.self_play_share}")
-    if args.pool_size < 0 or args.final_eval_games < 0 or args.seed < 0:
-        raise ValueError("--pool-size, --final-eval-games and --seed must be >= 0")
+    if args.pool_size < 0 or args.final_eval_games < 0 or args.seed < 0 or args.eval_every < 0:
+        raise ValueError("--pool-size, --final-eval-games, --seed and --eval-every must be >= 0")
     # (low, high, low inclusive): NaN fails every comparison, so it is caught too.
     for name, (low, high, closed) in {"learning_rate": (0.0, math.inf, False), "gamma": (0.0, 1.0, True),
                                       "gae_lambda": (0.0, 1.0, True), "clip_coef": (0.0, math.inf, False),
@@ -248,6 +249,13 @@ def check_args(args: Args) -> None:
                 build_agent(name)
             except (ValueError, FileNotFoundError) as exc:
                 raise ValueError(f"{flag}: {exc}") from None
+
+
+def eval_interval(args: Args) -> int:
+    """Learner steps between periodic evaluations: ``--eval-every``, or (0) a tenth of the run
+    rounded up to whole rollouts, so that the evaluations fall evenly spaced."""
+    rollout = args.num_envs * args.num_steps
+    return args.eval_every or rollout * max(1, math.ceil(args.total_steps / 10 / rollout))
 
 
 def resolve_args(args: Args, given: dict[str, Any] | None) -> tuple[Args, dict[str, Any] | None]:
@@ -286,8 +294,8 @@ class Rollout:
 
 @dataclass
 class Games:
-    """The learner's games that ended during one rollout; per pool entry, the sum of the
-    learner's placings (1 = won, 0 = last) and the number of games against it."""
+    """The learner's games that ended during one rollout; per pool entry, the sums of the
+    learner's placings (1 = won, 0 = last) and wins, and the number of games against it."""
 
     pool_size: int
     returns: list[float] = field(default_factory=list)
@@ -296,10 +304,11 @@ class Games:
     placings: list[float] = field(default_factory=list)
     truncated: list[bool] = field(default_factory=list)
     place_sum: np.ndarray = field(init=False)
+    win_sum: np.ndarray = field(init=False)
     count: np.ndarray = field(init=False)
 
     def __post_init__(self):
-        self.place_sum, self.count = np.zeros(self.pool_size), np.zeros(self.pool_size)
+        self.place_sum, self.win_sum, self.count = (np.zeros(self.pool_size) for _ in range(3))
 
     def add(self, info: dict[str, np.ndarray], done: np.ndarray, truncated: np.ndarray) -> None:
         n = info["num_players"][done].astype(np.float64)
@@ -310,6 +319,7 @@ class Games:
         self.placings += place.tolist()
         self.truncated += truncated[done].tolist()
         np.add.at(self.place_sum, info["opponent"][done], place)
+        np.add.at(self.win_sum, info["opponent"][done], info["rank"][done] == 0)
         np.add.at(self.count, info["opponent"][done], 1)
 
 
@@ -484,7 +494,7 @@ def setup(args: Args, saved: dict[str, Any] | None) -> Run:
     pool = OpponentPool(model, baselines, np_rng, self_play_share=args.self_play_share, pfsp_power=args.pfsp_power,
                         size=args.pool_size)
     if saved is None:
-        progress = Progress(schedule={"snapshot": args.snapshot_every, "eval": args.eval_every,
+        progress = Progress(schedule={"snapshot": args.snapshot_every, "eval": eval_interval(args),
                                       "checkpoint": args.checkpoint_every})
     else:
         progress = restore_training(saved, os.path.join(args.out, "checkpoint.pt"), model, optimizer, pool, np_rng,
@@ -531,7 +541,8 @@ def stop_if_diverged(run: Run, stats: dict[str, float]) -> None:
 
 # ----------------------------------------------------------------------------- logging and evaluation
 def log_update(run: Run, games: Games, stats: dict[str, float], timing: dict[str, float]) -> None:
-    """One update's scalars: speed (charts/), the training games (charts/), losses (losses/)."""
+    """One update's scalars: speed (charts/), the training games (charts/, ``win_rate_vs_*``
+    per opponent), losses (losses/)."""
     writer, step = run.writer, run.progress.global_step
     writer.add_scalar("charts/learning_rate", run.optimizer.param_groups[0]["lr"], step)
     for name, value in timing.items():
@@ -546,6 +557,14 @@ def log_update(run: Run, games: Games, stats: dict[str, float], timing: dict[str
     for e in run.pool.entries:
         if e.kind != "snapshot":
             writer.add_scalar(f"charts/placing_vs_{e.name}", e.score, step)
+    # The learner's win rate in this rollout's games against each baseline, itself and its past selves
+    # (the pool as it was during the rollout: a snapshot may have joined since).
+    entries = run.pool.entries[:games.pool_size]
+    snaps = np.array([e.kind == "snapshot" for e in entries])
+    groups = [(e.name, np.arange(len(entries)) == i) for i, e in enumerate(entries) if not snaps[i]]
+    for name, chosen in groups + [("snapshots", snaps)]:
+        if games.count[chosen].sum():
+            writer.add_scalar(f"charts/win_rate_vs_{name}", games.win_sum[chosen].sum() / games.count[chosen].sum(), step)
     for name, value in stats.items():
         writer.add_scalar(f"losses/{name}", value, step)
 
@@ -562,24 +581,31 @@ def run_eval(run: Run, games: int, seed: int) -> None:
 
 
 def eval_text(history: list[dict]) -> str:
-    return " ".join(f"{k[:3]} {v:.2f}" for k, v in history[-1].items() if k != "step") if history else "-"
+    """The last evaluation's win rates, e.g. "vs random 0.79, vs greedy 0.27"."""
+    return ", ".join(f"vs {k} {v:.2f}" for k, v in history[-1].items() if k != "step") if history else "none yet"
+
+
+def thousands(x: float) -> str:
+    return f"{x / 1000:.1f}k" if x >= 1000 else f"{x:.0f}"
 
 
 def progress_bar(run: Run):
+    """tqdm over learner steps; its own rate is left out, the postfix says what each speed counts."""
     from tqdm import tqdm
 
-    return tqdm(total=run.args.total_steps, initial=min(run.progress.global_step, run.args.total_steps), unit="step",
-                unit_scale=True, disable=not run.args.progress, dynamic_ncols=True, mininterval=1.0, file=sys.stderr)
+    return tqdm(total=run.args.total_steps, initial=min(run.progress.global_step, run.args.total_steps),
+                unit_scale=True, disable=not run.args.progress, dynamic_ncols=True, mininterval=1.0, file=sys.stderr,
+                bar_format="{percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} learner steps [{elapsed}<{remaining}]{postfix}")
 
 
 def after_update(run: Run, bar, speed: tuple[float, float]) -> None:
     """The evaluation (when due, and at the end), the progress bar, the checkpoint (when due)."""
     args, progress = run.args, run.progress
     step = progress.global_step
-    if due(progress.schedule, "eval", step, args.eval_every, force=step >= args.total_steps or run.out_of_time()):
+    if due(progress.schedule, "eval", step, eval_interval(args), force=step >= args.total_steps or run.out_of_time()):
         run_eval(run, args.eval_games, seed=args.seed + 1)
-    bar.set_postfix_str(f"{speed[0]:,.0f} steps/s {speed[1]:,.0f} dec/s | eval {eval_text(progress.history)}",
-                        refresh=False)
+    bar.set_postfix_str(f"learner {thousands(speed[0])} steps/s · all seats {thousands(speed[1])} decisions/s · "
+                        f"last eval: {eval_text(progress.history)}", refresh=False)
     bar.update(min(step, args.total_steps) - bar.n)
     if due(progress.schedule, "checkpoint", step, args.checkpoint_every):
         run.save_checkpoint()
@@ -613,12 +639,25 @@ def finish(run: Run, saved: dict[str, Any] | None) -> dict[str, Any]:
         atomic_write_text(json.dumps({k: res.to_json() for k, res in results.items()}, indent=2),
                           os.path.join(args.out, "eval.json"))
     run.writer.close()
-    curve = plot_learning_curve(args.out)
-    if curve:
-        print(f"learning curve: {curve}")
-    print(f"policy: {policy_path}  (python -m startups_env.agents.arena --agents ppo:{policy_path},greedy,greedy,greedy "
-          f"--players 4)")
+    curve = plot_learning_curve(args.out, players=args.players, eval_players=args.eval_players,
+                                eval_games=args.eval_games, final_games=args.final_eval_games)
+    print_outputs(args, policy_path, curve)
     return summary
+
+
+def print_outputs(args: Args, policy_path: str, curve: str | None) -> None:
+    """Where each output of the run went, and how to look at it."""
+    rows = [("policy", policy_path, f"play it: python -m startups_env.agents.arena --agents ppo:{policy_path},"
+                                    f"greedy,greedy,greedy --players 4"),
+            ("checkpoint", os.path.join(args.out, "checkpoint.pt"), f"continue: --resume --out {args.out}")]
+    if args.final_eval_games > 0:
+        rows.append(("final evaluation", os.path.join(args.out, "eval.json"), "the tables above, as data"))
+    if curve:
+        rows.append(("learning curve", curve, "win rates in training and in the evaluations"))
+    rows.append(("TensorBoard logs", os.path.join(args.out, ""), f"tensorboard --logdir {args.out}"))
+    print("\noutputs:")
+    for what, path, note in rows:
+        print(f"  {what:<17} {path}  ({note})")
 
 
 # ----------------------------------------------------------------------------- training
@@ -630,6 +669,8 @@ def train(args: Args, given: dict[str, Any] | None = None) -> dict[str, Any]:
     model, optimizer, batch, progress = run.model, run.optimizer, run.batch, run.progress
     buf = Rollout.empty(args.num_steps, args.num_envs, run.critic.dim)
     bar = progress_bar(run)
+    if saved is None:  # where the curve starts: the untrained policy (greedy's moves with --greedy-prior)
+        run_eval(run, args.eval_games, seed=args.seed + 1)
     run.start = time.perf_counter()
     obs, mask = batch.reset(), batch.action_masks()
     try:
