@@ -44,7 +44,9 @@ from startups_env.core import Simulator, check_seed, is_int, shuffled_decks
 from startups_env.files import atomic_write
 from startups_env.rules import DECK_SIZE, DEFAULT_TURN_CAP, MAX_PLAYERS, MIN_PLAYERS, Rules, pile_start
 
-from .base import Agent, PutDownLog, act_for_seats
+from startups_env.table import Table
+
+from .base import Agent
 from .ratings import Ratings, format_rating, rate
 from .registry import OutsideAgent, build_agent
 
@@ -319,8 +321,7 @@ def run_arena(agents, players: int, games: int, seed: int = 0, *, rules: Rules |
     scores = np.zeros((total, players), np.int32)
     truncated = np.zeros(total, bool)
     turns = np.zeros(total, np.int32)
-    decisions = [0] * players
-    act_seconds = [0.0] * players
+    timings: dict[int, list] = {}  # entry -> [decisions, seconds inside act()], over all batches
     bar = None
     if progress:
         try:
@@ -336,15 +337,10 @@ def run_arena(agents, players: int, games: int, seed: int = 0, *, rules: Rules |
         sim = Simulator(rules, hi - lo, seed=np.random.default_rng(sim_seed.spawn(1)[0]),
                         decks=game_decks[lo:hi])
         assignment = seat_entry[lo:hi]
-        log = PutDownLog(hi - lo) if any(agent.reads_put_downs for agent in built) else None
+        table = Table(sim, built, assignment=assignment, timings=timings, role="agent")
         shown = 0
         while not sim.done.all():
-            timings: dict[int, list] = {}
-            actions = act_for_seats(sim, built, assignment, timings=timings, log=log)
-            for index, (count, secs) in timings.items():
-                decisions[index] += count
-                act_seconds[index] += secs
-            sim.step(actions)
+            table.step(table.act())
             if bar is not None:
                 now = int(played_share(sim.state, rules.rounds).sum())
                 bar.update(now - shown)
@@ -363,6 +359,8 @@ def run_arena(agents, players: int, games: int, seed: int = 0, *, rules: Rules |
     if bar is not None:
         bar.close()
     wall = time.perf_counter() - start
+    decisions = [timings.get(i, [0, 0.0])[0] for i in range(players)]
+    act_seconds = [timings.get(i, [0, 0.0])[1] for i in range(players)]
     return ArenaResult(names=names, players=players, seed=seed, ranks=ranks, scores=scores,
                        truncated=truncated, turns=turns, decisions=decisions, act_seconds=act_seconds,
                        wall_seconds=wall, rounds=rules.rounds, turn_cap=rules.turn_cap, rated=bool(rate))

@@ -28,8 +28,9 @@ from startups_env.core import Simulator
 from startups_env.render import table_text
 from startups_env.replay import Recorder, describe_action
 from startups_env.rules import COMPANY_NAMES, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, Action, Rules, action_to_string
+from startups_env.table import Table
 
-from .base import Agent, PutDownLog, act_for_seats
+from .base import Agent
 from .registry import build_agent, split_names
 
 QUIT_WORDS = ("quit", "exit", "q")
@@ -46,7 +47,7 @@ class _HumanSeat(Agent):
 
     name = "you"
 
-    def act(self, obs, mask, public=None):  # pragma: no cover - the driver never calls it
+    def act(self, obs, mask):  # pragma: no cover - the driver never calls it
         raise RuntimeError("the human seat is played from the terminal")
 
 
@@ -206,17 +207,19 @@ def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = inp
             except ValueError as e:
                 say(f"  ! {e}")
 
-    log = PutDownLog(1)  # the table's put-downs, for bots that read them (search)
+    # The bots are seated as everywhere else; the table keeps the game's history (your
+    # moves included) for bots that read it (search).
+    table = Table(sim, seat_agents, role="seat")
     try:
         while not recorder.done:
             seat = int(sim.state.current[0])
             if seat == me:
                 action = ask_human()
-                log.record(sim.state, np.array([action]))
                 say(f"you: {describe_action(sim.state, action, viewer=me, seat_prefix=False)}")
             else:
-                action = int(act_for_seats(sim, seat_agents, log=log)[0])
+                action = int(table.act()[0])
                 say(f"{labels[seat]}: {describe_action(sim.state, action, viewer=me, seat_prefix=False)}")
+            table.record(np.array([action]))
             round_before = int(sim.state.round[0])
             recorder.step(action)
             if not recorder.done and int(sim.state.round[0]) != round_before:

@@ -64,7 +64,10 @@ import numpy as np
 from startups_env.core import Simulator
 from startups_env.rules import Rules
 
-from .base import Agent, PutDownLog, act_for_seats
+from startups_env.policy import needs_of
+from startups_env.table import Table
+
+from .base import Agent
 
 #: The built-in bots :func:`make_agent` knows by name (besides ``ppo:PATH``, ``sb3:PATH``
 #: and outside bots, ``module:callable``).
@@ -219,21 +222,20 @@ def check_agent(agent: Agent, players: int) -> None:
     any state it keeps move on: check a copy of the agent you will use."""
     rules = Rules(num_players=players)
     for games in TRIAL_BATCHES:
-        sim = Simulator(rules, games, seed=games)
-        log = PutDownLog(games) if agent.reads_put_downs else None
+        table = Table(Simulator(rules, games, seed=games), [agent] * players, role="agent")
         for _ in range(TRIAL_STEPS):
             try:
-                actions = act_for_seats(sim, [agent] * players, log=log)
+                actions = table.act()
             except ValueError as exc:
                 raise ValueError(f"failed on a trial game ({players} players, {games} game(s) at once) "
                                  f"before any real game: {exc}") from None
-            sim.step(actions)
+            table.step(actions)
 
 
 class OutsideAgent(Agent):
     """An outside bot in the :class:`~startups_env.agents.base.Agent` interface: ``policy``
-    is an Agent, or a plain batched callable ``f(obs, mask) -> actions`` (one with a true
-    ``needs_public_state`` attribute is also passed ``public=``, like an Agent).
+    is an Agent, or a plain batched callable ``f(obs, mask) -> actions``; it is given what
+    its ``needs`` declare (:mod:`startups_env.policy`), like an Agent.
 
     Whatever the bot raises becomes a ValueError naming it, and so do actions that are not
     an int array of one action per game; legality is checked by the drivers, which know
@@ -243,8 +245,7 @@ class OutsideAgent(Agent):
         super().__init__(seed)
         self.policy = policy
         self.name = name
-        self.needs_public_state = bool(getattr(policy, "needs_public_state", False))
-        self.reads_put_downs = bool(getattr(policy, "reads_put_downs", False))
+        self.needs = needs_of(policy)
         self._act = policy.act if isinstance(policy, Agent) else policy
 
     def seed(self, seed) -> None:
@@ -252,11 +253,9 @@ class OutsideAgent(Agent):
         if isinstance(self.policy, Agent):
             self.policy.seed(seed)
 
-    def act(self, obs, mask, public=None, **extra):
-        if public is not None:
-            extra["public"] = public
+    def act(self, obs, mask, **given):
         try:
-            chosen = self._act(obs, mask, **extra)
+            chosen = self._act(obs, mask, **given)
         except Exception as exc:  # any failure of someone else's code, told apart from ours
             raise ValueError(f"agent {self.name!r} raised {type(exc).__name__}: {exc}") from exc
         chosen = np.asarray(chosen)

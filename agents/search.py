@@ -6,8 +6,8 @@ For each decision with more than one legal action the bot
    the public state, each other player's hand keeps its publicly known cards and is
    filled up to its size from the pool of cards the player cannot see
    (``State.unseen``), uniformly; the rest of the pool is shuffled into the pile and the
-   removed cards. Given the table's put-downs (the :class:`~startups_env.agents.base.PutDownLog` the
-   arena and the drivers keep; everyone sees them), it then *reads the other players'
+   removed cards. From the table's put-downs (the :class:`~startups_env.history.History`
+   every driver keeps for it; everyone sees them), it then *reads the other players'
    hands*: a player who has not moved since its last put-down held its present hand plus
    the card it put down, and before that, its hand then less the card its take gained
    (public for a market take; for a draw, any card of that hand not publicly known to be
@@ -60,7 +60,10 @@ from startups_env.observe import observe
 from startups_env.rules import (DECK_SIZE, HAND_SIZE, MAX_PLAYERS, NUM_ACTIONS, NUM_COMPANIES, NUM_REMOVED, Action,
                                 Rules, pile_start)
 
-from .base import Agent, PutDownLog, check_act_inputs
+from startups_env.history import History
+from startups_env.policy import needs_of
+
+from .base import Agent, check_act_inputs
 from .features import features, state_features
 from .greedy import GreedyParams, greedy_actions, greedy_scores
 
@@ -178,9 +181,9 @@ class SearchAgent(Agent):
             halving with proportionally fewer worlds per candidate and halves more often
             (down to one survivor), so that every round costs about as much as a round
             over ``halving_width`` candidates.
-        infer_hands: read the other players' hands from their latest put-downs when the
-            caller passes the table's ``put_downs`` log (False: uniform hands, as without
-            a log).
+        infer_hands: read the other players' hands from their latest put-downs in the
+            table's ``history`` (then :meth:`act` requires it: ``needs`` holds
+            ``"history"``); False: uniform hands, and no history is needed.
         inference_temperature: the noise of the put-down model, in units of the greedy
             bot's scores: ``P(put-down) ~ exp(score / inference_temperature)``. Lower
             trusts the model more (fewer distinct hands survive).
@@ -202,8 +205,7 @@ class SearchAgent(Agent):
     """
 
     name = "search"
-    needs_public_state = True
-    reads_put_downs = True
+    needs = frozenset({"public", "history"})  # (per instance: no "history" without hand reading)
     VALUES = ("soft", "win", "rank")
     OPPONENT_MODELS = ("greedy", "random")
 
@@ -251,6 +253,7 @@ class SearchAgent(Agent):
         self.opponent_model = opponent_model
         # Hand reading models the other players as greedy: it is meaningless under another model.
         self.infer_hands = bool(infer_hands) and opponent_model == "greedy"
+        self.needs = frozenset({"public", "history"} if self.infer_hands else {"public"})
         self.inference_temperature = float(inference_temperature)
         self.inference_oversample = int(inference_oversample)
         # None: the searching seat plays greedy in the rollouts, like every other seat.
@@ -261,17 +264,26 @@ class SearchAgent(Agent):
         if self.rollout_policy is not None:
             self.rollout_policy.seed(self.rng)
 
-    def act(self, obs, mask, public=None, put_downs: PutDownLog | None = None):
+    def act(self, obs, mask, *, public=None, history: History | None = None):
+        """public: ``startups_env.core.public_state(state, seats)`` of the same games;
+        history: their :class:`~startups_env.history.History` (required unless the bot
+        was built with ``infer_hands=False``; ignored then)."""
         obs, mask = check_act_inputs(obs, mask)
         if public is None or not isinstance(public, State) or public.batch_size != obs.shape[0]:
             raise ValueError("search needs public=startups_env.core.public_state(state, seats) for the same games")
-        if put_downs is not None and (not isinstance(put_downs, PutDownLog) or put_downs.batch_size != obs.shape[0]):
-            raise ValueError("put_downs must be the startups_env.agents.base.PutDownLog of the same games (log.take(games))")
+        if self.infer_hands:
+            if history is None:
+                raise ValueError("search reads the other hands from history= (the startups_env.history.History "
+                                 "of the same games, e.g. table.history.take(games)); pass it, or build the bot "
+                                 "with infer_hands=False to search uniformly sampled hands")
+            if not isinstance(history, History) or history.batch_size != obs.shape[0]:
+                raise ValueError("history must be the startups_env.history.History of the same games "
+                                 "(history.take(games))")
         choice = mask.argmax(axis=1).astype(np.int64)  # the only legal action where there is one
         open_games = np.flatnonzero(mask.sum(axis=1) > 1)
         if open_games.size:
             public = public.take(open_games)
-            log = put_downs.take(open_games) if put_downs is not None and self.infer_hands else None
+            log = history.take(open_games) if self.infer_hands else None
             plans = self._plans(public, self._candidates(obs[open_games], mask[open_games]))
             choice[open_games] = PLAN_FIRST[self._search(public, plans, log)]
         return choice
@@ -321,7 +333,7 @@ class SearchAgent(Agent):
         factor = np.clip((dealt_pile + 4.0) / (pile + 4.0), 1.0, self.max_world_factor)
         return np.round(self.determinizations * factor).astype(np.int64)
 
-    def _search(self, public: State, candidates: np.ndarray, log: PutDownLog | None) -> np.ndarray:
+    def _search(self, public: State, candidates: np.ndarray, log: History | None) -> np.ndarray:
         """Best plan in each of n games by sequential halving over the candidate plans
         (bool[n, NUM_PLANS]). A game with more than ``halving_width`` candidates starts with
         proportionally fewer worlds per candidate and halves more often, so that every
@@ -390,7 +402,7 @@ class SearchAgent(Agent):
         return sums / self.rollouts
 
     def _hand_hypotheses(self, public: State, seat: np.ndarray, worlds: np.ndarray,
-                         log: PutDownLog) -> WorldPool | None:
+                         log: History) -> WorldPool | None:
         """The worlds a decision's search draws from when the table's put-downs are known:
         ``inference_oversample`` times the first round's worlds, sampled once per decision,
         each weighted by how likely it makes the other players' latest put-downs (see
@@ -484,9 +496,9 @@ def _rollout_policy(policy, rng: np.random.Generator) -> Agent | None:
                          f"startups_env.agents.make_agent('search', rollout_policy={policy!r})")
     if not isinstance(policy, Agent):
         raise ValueError(f"rollout_policy must be an Agent or None (greedy), got {policy!r}")
-    if policy.needs_public_state:
-        raise ValueError(f"rollout_policy {policy.name!r} needs the public state; rollouts give a policy its "
-                         "observation only (use e.g. 'ppo')")
+    if needs_of(policy):
+        raise ValueError(f"rollout_policy {policy.name!r} needs the public state or the history "
+                         f"({sorted(needs_of(policy))}); rollouts give a policy its observation only (use e.g. 'ppo')")
     policy.seed(rng)
     return policy
 
@@ -514,7 +526,7 @@ class WorldPool:
         return kept
 
 
-def put_down_log_likelihood(worlds: State, log: PutDownLog, game: np.ndarray, seats: np.ndarray,
+def put_down_log_likelihood(worlds: State, log: History, game: np.ndarray, seats: np.ndarray,
                             params: GreedyParams, temperature: float, rules: Rules) -> np.ndarray:
     """float[m]: log-likelihood of each sampled world (row r a world of game ``game[r]``
     of ``log``) under a model of the other players: each put down cards like the greedy bot

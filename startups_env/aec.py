@@ -142,6 +142,24 @@ During play the infos are empty dicts.
 * **Seat 0 starts** (the rulebook's "youngest player"); `player_i` sits in seat i. In the
   round game the last-placed player of a round starts the next.
 
+### What bots may know
+
+Bots that sample hidden cards (the search bot) need more than the observation vector:
+`env.public_state(agent)` is the game as `agent` may know it (a one-game
+`startups_env.core.State`: the other hands reduced to their publicly known cards, no
+deck), and an env made with `env(..., history=True)` keeps `env.history`, the table's
+put-downs as everyone saw them (`startups_env.history.History`; off by default, as it
+costs time on every put-down). Both are what `startups_env.policy` calls `public` and
+`history`; `startups_env.table.play_aec_game(env, policies)` plays a game passing each
+policy what it declares it needs, and ours are called so:
+
+    from startups_env import env
+    from startups_env.agents import make_agent
+    e, bot = env(num_players=4, history=True), make_agent("search")
+    e.reset(seed=0)
+    ...  # for the agent on turn:
+    action = bot.act(obs["observation"], obs["action_mask"], public=e.public_state(agent), history=e.history)
+
 Options of `reset(seed=None, options=None)`: `options={"deck": [45 company ids]}` deals
 that deck in the canonical order of `docs/rules.md` (`deck[0:5]` removed, player i gets
 `deck[5+3i : 8+3i]`, the rest is the pile, drawn from its front); for the round game a
@@ -165,7 +183,8 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from .core import Simulator, validate_decks
+from .core import Simulator, State, public_state, validate_decks
+from .history import History
 from .observe import OBS_DIM, _observe_one, observation_bounds
 from .rules import NUM_ACTIONS, PHASE_NAMES, Rules, action_to_string
 
@@ -175,8 +194,8 @@ _RULES_FIELDS = tuple(f.name for f in fields(Rules) if f.name != "num_players")
 _ONE_GAME = np.zeros(1, np.intp)  # the index of the env's one game in its simulator
 
 
-def env(num_players: int | None = None, rules: Rules | None = None, render_mode: str | None = None,
-        **rules_kwargs) -> AECEnv:
+def env(num_players: int | None = None, rules: Rules | None = None, render_mode: str | None = None, *,
+        history: bool = False, **rules_kwargs) -> AECEnv:
     """The Startups AEC environment with PettingZoo's order-enforcing wrapper.
 
     Arguments as for :class:`raw_env`. ``AssertOutOfBoundsWrapper`` and
@@ -184,7 +203,7 @@ def env(num_players: int | None = None, rules: Rules | None = None, render_mode:
     raises ``ValueError`` for an out-of-range or illegal action (an assert would vanish
     under ``python -O``, and the game does not end on a caller's bug).
     """
-    return _OrderEnforcing(raw_env(num_players, rules, render_mode, **rules_kwargs))
+    return _OrderEnforcing(raw_env(num_players, rules, render_mode, history=history, **rules_kwargs))
 
 
 def _before_reset(call: str) -> ValueError:
@@ -213,6 +232,7 @@ class raw_env(AECEnv):
             (``rounds``, ``turn_cap``, ``reward``) as keyword arguments.
         render_mode: None, ``"ansi"`` (``render()`` returns the table as text),
             ``"human"`` (prints it after every step) or ``"rgb_array"`` (an image).
+        history: keep :attr:`history`, the table's put-downs, for bots that read them.
     """
 
     metadata = {
@@ -223,8 +243,10 @@ class raw_env(AECEnv):
     }
 
     def __init__(self, num_players: int | None = None, rules: Rules | None = None,
-                 render_mode: str | None = None, **rules_kwargs):
+                 render_mode: str | None = None, *, history: bool = False, **rules_kwargs):
         super().__init__()
+        if not isinstance(history, bool):
+            raise ValueError(f"history must be True or False, got {history!r}")
         unknown = sorted(set(rules_kwargs) - set(_RULES_FIELDS))
         if unknown:
             raise ValueError(f"unknown keyword arguments {unknown}; Rules fields are {list(_RULES_FIELDS)}")
@@ -255,6 +277,9 @@ class raw_env(AECEnv):
         # follow fresh OS entropy.
         self.sim = Simulator(rules, batch_size=1)
         self._has_game = False
+        #: Whether :attr:`history` is kept (``history=`` of the constructor).
+        self.keeps_history = history
+        self._history = History(1) if history else None
 
     # ------------------------------------------------------------------ PettingZoo API
     def observation_space(self, agent: str) -> spaces.Space:
@@ -278,6 +303,8 @@ class raw_env(AECEnv):
                 decks = self._check_deck(options["deck"])
         # The simulator validates everything before it changes anything.
         self.sim.reset(seed=seed, decks=decks)
+        if self._history is not None:
+            self._history.reset()
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -332,6 +359,29 @@ class raw_env(AECEnv):
             mask = np.zeros(NUM_ACTIONS, np.int8)
         return {"observation": obs[0], "action_mask": mask}
 
+    def public_state(self, agent: str) -> State:
+        """The game as ``agent`` may know it: a one-game :class:`~startups_env.core.State`
+        with the other hands reduced to their publicly known cards and the deck hidden
+        (:func:`startups_env.core.public_state`). For the agent on turn, this is the
+        ``public=`` of a policy that needs it (:mod:`startups_env.policy`). A fresh copy."""
+        if not self._has_game:
+            raise _before_reset("public_state")
+        if agent not in self.agent_name_mapping:
+            raise ValueError(f"unknown agent {agent!r}; agents are {self.possible_agents}")
+        return public_state(self.sim.state, np.array([self.agent_name_mapping[agent]]))
+
+    @property
+    def history(self) -> History:
+        """The table's put-downs so far in this game (a one-game
+        :class:`~startups_env.history.History`, live: it follows the game), the
+        ``history=`` of a policy that needs it. Only kept by an env made with
+        ``history=True``; ValueError otherwise."""
+        if self._history is None:
+            raise ValueError("this env keeps no history: create it with startups_env.env(..., history=True)")
+        if not self._has_game:
+            raise _before_reset("history")
+        return self._history
+
     def step(self, action) -> None:
         if not self._has_game:
             raise _before_reset("step")
@@ -340,12 +390,16 @@ class raw_env(AECEnv):
             self._was_dead_step(action)
             return
         value = self._check_action(agent, action)
+        # (read before the step, logged only once the step has accepted the action)
+        before = None if self._history is None else self._history.prepare(self.sim.state)
         try:
             # Simulator.step for one running game, without re-checking the action's type
             # and range; None when no round ended in this step.
             result = self.sim._step_one(value)
         except ValueError:
             raise ValueError(self._illegal_message(agent, value)) from None
+        if before is not None:
+            self._history.commit(before, np.array([value]))
         # The acting agent has seen its cumulative reward in last(); rewards only come at
         # the end, so the per-step rewards dict stays all zeros until then.
         self._cumulative_rewards[agent] = 0.0

@@ -40,9 +40,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .core import Simulator, State, check_seed, is_int, public_state, shuffled_decks
+from .core import Simulator, State, check_seed, is_int, shuffled_decks
 from .files import atomic_write
-from .observe import observe
+from .policy import as_policy, policy_name
 from .rules import (
     COMPANY_NAMES,
     COMPANY_SIZES,
@@ -53,6 +53,7 @@ from .rules import (
     Rules,
     action_to_string,
 )
+from .table import Table
 
 LOG_FORMAT = "startups-game-log"
 LOG_VERSION = 1
@@ -314,10 +315,10 @@ def _result_of(sim: Simulator) -> dict:
 
 
 def _one_action(value, who: str) -> int:
-    """The one action id a policy returned for the one game being recorded: an int, or an
-    integer array of one element (an agent's ``act`` returns int[1]). Anything else is
-    refused rather than converted: ``int()`` would truncate a float, and taking element 0
-    would hide a policy that decides for a batch of several games."""
+    """The one action id a ``policy(sim)`` returned for the one game being recorded: an
+    int, or an integer array of one element. Anything else is refused rather than
+    converted: ``int()`` would truncate a float, and taking element 0 would hide a policy
+    that decides for a batch of several games."""
     if is_int(value):
         return int(value)
     arr = np.asarray(value)
@@ -328,29 +329,16 @@ def _one_action(value, who: str) -> int:
     return int(arr.reshape(-1)[0])
 
 
-def _agent_policy(agents: Sequence) -> Callable[[Simulator], int]:
-    """A policy from per-seat objects with ``act(obs[B, D], mask[B, 19], public=None)``."""
-
-    def policy(sim: Simulator) -> int:
-        s = sim.state
-        seat = int(s.current[0])
-        agent = agents[seat]
-        public = public_state(s, s.current) if getattr(agent, "needs_public_state", False) else None
-        action = agent.act(observe(s), sim.legal_mask(), public=public)
-        return _one_action(action, f"the agent of seat {seat} ({getattr(agent, 'name', type(agent).__name__)})")
-
-    return policy
-
-
 def record_game(
     policy=None, rules: Rules | None = None, *, seed=None, decks=None, players=None, max_decisions: int | None = None
 ) -> GameLog:
     """Play one game and return its log.
 
     policy: None (uniform random legal moves from ``seed``); a sequence of per-seat
-        agents (objects with ``act(obs, mask, public=None)``, e.g. from
-        ``startups_env.agents.make_agent``); or a callable ``policy(sim) -> action`` given the
-        one-game Simulator (e.g. ``lambda sim: act_for_seats(sim, agents)[0]``).
+        policies (:mod:`startups_env.policy`: e.g. agents from
+        ``startups_env.agents.make_agent``, or callables ``f(obs, mask)``), seated by a
+        :class:`startups_env.table.Table` that keeps the game's history for those that
+        read it; or a callable ``policy(sim) -> action`` given the one-game Simulator.
     seed: shuffles the deck(s) (and drives the random policy); decks: explicit deck(s).
     players: names stored in the log (default: the agents' ``name`` attributes).
     max_decisions: stop early (an unfinished log) after this many decisions.
@@ -361,6 +349,7 @@ def record_game(
     if max_decisions is not None and (not is_int(max_decisions) or max_decisions < 0):
         raise ValueError(f"max_decisions must be None or a non-negative int, got {max_decisions!r}")
     rng = np.random.default_rng(check_seed(seed, generator_ok=True))
+    agents = None
     if policy is None:
 
         def play(sim):
@@ -374,23 +363,31 @@ def record_game(
             agents = []
         if not agents:
             raise ValueError(
-                f"policy must be None, a callable policy(sim) or a list of per-seat agents, got {policy!r}"
+                f"policy must be None, a callable policy(sim) or a list of per-seat policies, got {policy!r}"
             )
         if len(agents) != rules.num_players:
             raise ValueError(f"{len(agents)} agents for {rules.num_players} seats")
         # Checked before the game starts. Names are not resolved here: agents live in the
         # separate ``agents`` package, which this module does not depend on.
         for seat, agent in enumerate(agents):
-            if not callable(getattr(agent, "act", None)):
+            try:
+                as_policy(agent)
+            except ValueError as err:
                 hint = f"; build it with startups_env.agents.make_agent({agent!r})" if isinstance(agent, str) else ""
-                raise ValueError(f"policy[{seat}] must be an agent with act(obs, mask, public=None), "
-                                 f"got {type(agent).__name__} {agent!r}{hint}")
+                raise ValueError(f"policy[{seat}]: {err}{hint}") from None
         if players is None:
-            players = [str(getattr(a, "name", type(a).__name__)) for a in agents]
-        play = _agent_policy(agents)
+            players = [policy_name(a) for a in agents]
     recorder = Recorder(rules, seed=rng if decks is None else None, decks=decks, players=players)
+    # Per-seat policies are seated as everywhere else (startups_env.table), the game's
+    # history kept for those that read it.
+    table = None if agents is None else Table(recorder.sim, agents, role="agent of seat")
     while not recorder.done and (max_decisions is None or len(recorder._log.actions) < max_decisions):
         sim = recorder.sim
+        if table is not None:
+            actions = table.act()
+            table.record(actions)
+            recorder.step(int(actions[0]))
+            continue
         who = f"policy (decision {len(recorder._log.actions)}, seat {int(sim.state.current[0])} to act)"
         recorder.step(_one_action(play(sim), who))
     return recorder.log

@@ -12,11 +12,14 @@ In every game the learner sits in a seat drawn at random when the game is dealt 
 does not always move first), and the table size may be drawn per game too (e.g. a mix of
 3-7 players). The other seats of a game are all played by one *opponent*, drawn per game
 from a list handed in by the caller (an opponent pool; optional sampling weights). An
-opponent is a batched callable ``opponent(obs, mask) -> actions`` (obs float32[k, OBS_DIM]
-of the seat to act, mask bool[k, 19], actions int[k]) or any object with such an ``act``
-method; an object whose ``needs_public_state`` attribute is true is also passed
-``public=`` (a :class:`~startups_env.core.State` of the k games holding only what the acting
-seat may know). The library never imports a bot: callers bring their own.
+opponent is a policy (:mod:`startups_env.policy`): a batched callable ``opponent(obs, mask)
+-> actions`` (obs float32[k, OBS_DIM] of the seat to act, mask bool[k, 19], actions int[k])
+or any object with such an ``act`` method, given what its ``needs`` declare: ``public=`` (a
+:class:`~startups_env.core.State` of the k games holding only what the acting seat may
+know) and ``history=`` (the :class:`~startups_env.history.History` the batch keeps of its
+games, the learner's moves included, when an opponent needs it). The opponents are seated
+by a :class:`startups_env.table.Table`, as in the arena, so a bot plays here as it plays
+there. The library never imports a bot: callers bring their own.
 
 ``step`` applies the learner's decisions, then lets the opponents play (only the games
 that wait for them advance) until the learner is to act again in every game. Finished
@@ -61,9 +64,11 @@ from typing import Any
 import numpy as np
 
 from . import queries
-from .core import Simulator, State, check_seed, is_int, public_state
+from .core import Simulator, State, check_seed, is_int
 from .observe import OBS_DIM, observation_bounds, observe
+from .policy import policy_name
 from .rules import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, NUM_COMPANIES, Rules
+from .table import Table
 
 Opponent = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -134,10 +139,6 @@ class RandomOpponent:
         return queries.uniform_legal(mask, self.rng)
 
 
-def _opponent_name(opponent: Any, index: int) -> str:
-    return str(getattr(opponent, "name", None) or getattr(opponent, "__name__", None) or f"opponent {index}")
-
-
 class SeatBatch:
     """B games with the learner in one seat each; opponents play the other seats.
 
@@ -153,6 +154,10 @@ class SeatBatch:
         seed: a non-negative int, a ``numpy.random.SeedSequence`` or None; seeds the deals,
             seats, table sizes, opponent draws and the default random opponent.
             ``reset(seed=...)`` re-seeds. Anything else raises ``ValueError`` naming ``seed``.
+        history: keep the games' :class:`~startups_env.history.History` for opponents that
+            read it (None, default: when one of ``opponents`` needs it; True: also for
+            opponents that :meth:`set_opponents` may bring later; False: never, and such an
+            opponent is refused).
 
     Errors: an illegal learner action or wrong-shaped ``actions`` raises ``ValueError`` and
     changes nothing. An opponent can only be judged after the learner's move is applied (it
@@ -170,7 +175,7 @@ class SeatBatch:
     """
 
     def __init__(self, num_envs: int, opponents=None, *, rules: Rules | None = None, players=None,
-                 opponent_weights=None, seed=None):
+                 opponent_weights=None, seed=None, history: bool | None = None):
         if not is_int(num_envs) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
         self.num_envs = int(num_envs)
@@ -198,10 +203,14 @@ class SeatBatch:
         self.decisions = 0
         self._started = np.zeros(b, np.float64)  # wall clock when each game was dealt
         self.sim = Simulator(self.rules, b, seed=0)
+        if history is not None and not isinstance(history, bool):
+            raise ValueError(f"history must be None, True or False, got {history!r}")
+        # Every move of the games goes through the table (the learner's too), so that the
+        # history it keeps, if any, is complete.
+        self._table = Table(self.sim, self.opponents, history=history, role="opponent")
         self._seed(seed)
         self._ready = False
         self._broken: str | None = None  # why step() is refused until reset(), see the class doc
-        self._acting: int | None = None  # index of the opponent being asked to act, for errors
 
     # ------------------------------------------------------------------ setup
     def _check_weights(self, weights) -> np.ndarray:
@@ -223,10 +232,12 @@ class SeatBatch:
         old = self.opponents
         self.opponents = list(opponents)
         try:
-            self._weights = self._check_weights(weights)
+            weights = self._check_weights(weights)
+            self._table.set_policies(self.opponents)
         except ValueError:
             self.opponents = old
             raise
+        self._weights = weights
         stale = np.flatnonzero(self.opponent >= len(self.opponents))
         if stale.size:
             self.opponent[stale] = self.rng.choice(len(self.opponents), size=stale.size, p=self._weights)
@@ -259,7 +270,7 @@ class SeatBatch:
         if seed is not None:
             self._seed(seed)
         b = self.num_envs
-        self.sim.reset(num_players=self.rng.choice(self.players, size=b).astype(np.int8))
+        self._table.reset(num_players=self.rng.choice(self.players, size=b).astype(np.int8))
         self._assign(np.arange(b))
         self._ready, self._broken = True, None
         out = self._new_results()
@@ -306,7 +317,7 @@ class SeatBatch:
             raise ValueError(f"actions must have shape [{self.num_envs}] (one per game), got {list(a.shape)}")
         out = self._new_results()
         before = self.decisions
-        result = self.sim.step(a)  # raises ValueError on an illegal action, changing nothing
+        result = self._table.step(a)  # raises ValueError on an illegal action, changing nothing
         try:  # from here on the learner's move is applied: a failure leaves the batch mid-turn
             self.decisions += self.num_envs
             self.episode_length += 1
@@ -332,8 +343,8 @@ class SeatBatch:
     def _halt(self, exc: BaseException) -> None:
         """Refuse ``step()`` until ``reset()``: ``exc`` struck after the learner's move was
         applied, so some games wait for an opponent (see the class doc)."""
-        k, self._acting = self._acting, None
-        why = "by an error" if k is None else f"when opponent {_opponent_name(self.opponents[k], k)!r} failed"
+        k, self._table.acting = self._table.acting, None
+        why = "by an error" if k is None else f"when opponent {policy_name(self.opponents[k])!r} failed"
         self._ready = False
         self._broken = (
             f"the batch was left mid-turn {why} ({type(exc).__name__}: {exc}); "
@@ -392,7 +403,7 @@ class SeatBatch:
             out["episode_return"][ep] = self.episode_return[ep]
             out["episode_length"][ep] = self.episode_length[ep]
             out["episode_time"][ep] = time.perf_counter() - self._started[ep]
-        self.sim.reset_games(ended, num_players=self.rng.choice(self.players, size=ended.size).astype(np.int8))
+        self._table.reset_games(ended, num_players=self.rng.choice(self.players, size=ended.size).astype(np.int8))
         self._assign(ended)
 
     def _play_opponents(self, out: dict[str, Any]) -> None:
@@ -403,41 +414,11 @@ class SeatBatch:
             games = np.flatnonzero(waiting)
             if not games.size:
                 return
-            obs = observe(s)  # each game's player to act
-            mask = self.sim.legal_mask()
-            actions = np.zeros(self.num_envs, np.int64)
-            who = self.opponent[games]
-            for k in np.unique(who):
-                sel = games[who == k]
-                self._acting = int(k)
-                actions[sel] = self._call_opponent(int(k), sel, obs[sel], mask[sel])
-            self._acting = None
-            result = self.sim.step(actions, active=waiting)
+            # Each opponent object is called once, on all its games (see startups_env.table).
+            actions = self._table.act(who=self.opponent, games=games)
+            result = self._table.step(actions, active=waiting)
             self.decisions += games.size
             self._collect(result, waiting, out)
-
-    def _call_opponent(self, k: int, games: np.ndarray, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        opp = self.opponents[k]
-        act = getattr(opp, "act", opp)
-        if getattr(opp, "needs_public_state", False):
-            s = self.sim.state
-            chosen = act(obs, mask, public=public_state(s.take(games), s.current[games]))
-        else:
-            chosen = act(obs, mask)
-        chosen = np.asarray(chosen)
-        if chosen.shape != (games.size,) or not np.issubdtype(chosen.dtype, np.integer):
-            raise ValueError(
-                f"{_opponent_name(opp, k)} must return int actions of shape [{games.size}], "
-                f"got {chosen.dtype} {list(chosen.shape)}"
-            )
-        ok = (chosen >= 0) & (chosen < NUM_ACTIONS)
-        ok[ok] = mask[np.flatnonzero(ok), chosen[ok]]
-        if not ok.all():
-            bad = np.flatnonzero(~ok)
-            raise ValueError(
-                f"{_opponent_name(opp, k)} chose illegal actions {chosen[bad[:10]].tolist()} in games {games[bad[:10]].tolist()}"
-            )
-        return chosen
 
 
 # ---------------------------------------------------------------------- SB3 adapter
@@ -466,9 +447,9 @@ if VecEnv is not None:
         render_mode = None
 
         def __init__(self, num_envs: int = 16, opponents=None, *, rules: Rules | None = None, players=None,
-                     opponent_weights=None, seed=None):
+                     opponent_weights=None, seed=None, history: bool | None = None):
             self.batch = SeatBatch(num_envs, opponents, rules=rules, players=players,
-                                   opponent_weights=opponent_weights, seed=seed)
+                                   opponent_weights=opponent_weights, seed=seed, history=history)
             low, high = observation_bounds(self.batch.rules, self.batch.players)  # over the table sizes drawn
             observation_space = spaces.Box(low, high, (OBS_DIM,), np.float32)
             super().__init__(num_envs, observation_space, spaces.Discrete(NUM_ACTIONS))

@@ -13,12 +13,13 @@ from startups_env.agents.registry import AGENT_NAMES
 from startups_env.agents.features import features, state_features
 from startups_env.agents.greedy import GreedyParams, greedy_scores
 from startups_env.agents.random_agent import uniform_legal
-from startups_env.agents.base import PutDownLog
 from startups_env.agents.registry import split_names
 from startups_env.agents.search import (SearchAgent, WorldPool, _reshuffle_hidden_deck, _resample, determinize,
                            put_down_log_likelihood)
 from startups_env import Rules, Simulator
 from startups_env.core import public_state
+from startups_env.history import History
+from startups_env.table import Table
 from startups_env.observe import OBS_DIM, observe, views
 from startups_env.rules import COMPANY_SIZES, DECK_SIZE, HAND_SIZE, NUM_ACTIONS, NUM_REMOVED, Action
 
@@ -37,16 +38,19 @@ def _agents(seed: int) -> list[Agent]:
 @pytest.mark.parametrize("players", range(2, 8))
 def test_every_agent_plays_only_legal_moves(players):
     """act_for_seats raises on an illegal choice and so does Simulator.step; games end.
-    (The search bot reads the table's put-downs at odd table sizes, not at even ones.)"""
+    (The search bot reads the table's put-downs at odd table sizes; at even ones it is
+    built not to, and then needs no history.)"""
     pool = _agents(players)
+    if players % 2 == 0:
+        pool[3] = make_agent("search", seed=players + 3, infer_hands=False, **SMALL_SEARCH)
     seats = [pool[s % len(pool)] for s in range(players)]
     sim = Simulator(Rules(num_players=players), 24, seed=players)
-    log = PutDownLog(24) if players % 2 else None
+    log = History(24) if players % 2 else None
     for _ in range(2000):
         if sim.done.all():
             break
         mask = sim.legal_mask()
-        actions = act_for_seats(sim, seats, log=log)
+        actions = act_for_seats(sim, seats, history=log)
         running = ~sim.done
         assert mask[running, actions[running]].all()
         sim.step(actions)
@@ -56,11 +60,10 @@ def test_every_agent_plays_only_legal_moves(players):
 
 def _play_to_the_end(seats: list[Agent], games: int, seed: int, rules: Rules | None = None) -> Simulator:
     """``games`` games of ``rules`` (default: the standard game at len(seats) players), seat s
-    played by ``seats[s]`` until every game is over (act_for_seats checks each move)."""
+    played by ``seats[s]`` until every game is over (the table checks each move and keeps
+    the history for the search)."""
     sim = Simulator(rules if rules is not None else Rules(num_players=len(seats)), games, seed=seed)
-    while not sim.done.all():
-        sim.step(act_for_seats(sim, seats))
-    return sim
+    return Table(sim, seats).play()
 
 
 def test_search_plays_the_round_game_legally():
@@ -109,7 +112,7 @@ def test_act_for_seats_rejects_illegal_agents():
     sim = Simulator(Rules(num_players=2), 3, seed=0)
     with pytest.raises(ValueError, match="illegal"):
         act_for_seats(sim, [Cheater(), Cheater()])
-    with pytest.raises(ValueError, match="agents"):
+    with pytest.raises(ValueError, match="2 entries for tables of up to 4 players"):
         act_for_seats(Simulator(Rules(num_players=4), 2, seed=0), [Cheater(), Cheater()])
 
 
@@ -204,7 +207,8 @@ def test_determinize_is_uniform_over_the_unseen_pool():
 def test_search_needs_public_state_and_validates_budget():
     sim = Simulator(Rules(num_players=3), 2, seed=0)
     agent = make_agent("search", seed=0, **SMALL_SEARCH)
-    assert agent.needs_public_state
+    assert agent.needs == {"public", "history"}
+    assert make_agent("search", infer_hands=False).needs == {"public"}
     with pytest.raises(ValueError, match="public"):
         agent.act(observe(sim.state), sim.legal_mask())
     for bad in ({"determinizations": 0}, {"rollouts": -1}, {"rollout_epsilon": 2.0}, {"max_candidates": -1},
@@ -219,7 +223,8 @@ def test_search_plays_a_forced_move_without_search():
     sim = Simulator(Rules(num_players=3), 5, seed=0)  # first move: empty market, draw is forced
     agent = make_agent("search", seed=0)
     state = sim.state
-    actions = agent.act(observe(state), sim.legal_mask(), public_state(state, state.current))
+    actions = agent.act(observe(state), sim.legal_mask(), public=public_state(state, state.current),
+                        history=History(5))
     assert (actions == Action.DRAW).all()
 
 
@@ -274,7 +279,7 @@ def test_search_plans_whole_turns_after_market_takes(turn_puts):
         best = int(np.argmax(scores))
         assert planned[best - Action.KEEP]
     # The search plays legal first moves from these plans.
-    actions = agent.act(observe(state), mask, public)
+    actions = agent.act(observe(state), mask, public=public, history=History(state.batch_size))
     assert mask[np.arange(state.batch_size), actions].all()
 
 
@@ -496,25 +501,28 @@ def test_play_aec_game_with_every_agent():
     aec = pytest.importorskip("startups_env.aec")
     env = aec.env(num_players=4)
     agents = dict(zip(env.possible_agents, _agents(3)))
+    with pytest.raises(ValueError, match=r"player_3.*history.*history=True"):
+        play_aec_game(env, agents, seed=5)  # the search reads hands: the env must keep the history
+    env = aec.env(num_players=4, history=True)
     result = play_aec_game(env, agents, seed=5)
     assert result["steps"] > 0 and not result["truncated"]
     assert abs(sum(result["rewards"].values())) < 1e-6  # the default "win" reward is zero-sum
     assert sorted(max(result["rewards"], key=result["rewards"].get) for _ in range(1)) == [
         next(a for a, info in result["infos"].items() if info.get("rank") == 0)]
-    with pytest.raises(ValueError, match="no agent"):
+    with pytest.raises(ValueError, match="no policy given for"):
         play_aec_game(env, {"player_0": agents["player_0"]})
 
 
-def _greedy_games_with_log(players: int, games: int, seed: int, turns: int) -> tuple[Simulator, PutDownLog, list]:
+def _greedy_games_with_log(players: int, games: int, seed: int, turns: int) -> tuple[Simulator, History, list]:
     """Greedy games played ``turns`` decisions with a put-down log, and every put-down
     played, as (game, seat, action, state before, take of that turn) in order."""
     sim = Simulator(Rules(num_players=players), games, seed=seed)
     greedy = make_agent("greedy")
-    log = PutDownLog(games)
+    log = History(games)
     played, takes = [], {}
     for _ in range(turns):
         state = sim.state.copy()
-        actions = act_for_seats(sim, [greedy] * players, log=log)
+        actions = act_for_seats(sim, [greedy] * players, history=log)
         for g in np.flatnonzero(~state.done):
             seat = int(state.current[g])
             if state.phase[g] == 0:
@@ -743,7 +751,7 @@ def _scramble_hidden(state, viewer, rng):
 
 
 def _scramble_log(log, rng):
-    """A copy of a PutDownLog with whatever hidden cards its states hold dealt anew (as
+    """A copy of a History with whatever hidden cards its states hold dealt anew (as
     seen by nobody); an honest log, which holds none, comes back equal."""
     twin = log.take(np.arange(log.batch_size))
     rows = np.full(twin.state.batch_size, -1)
@@ -783,7 +791,7 @@ def test_search_decides_only_from_what_its_seat_may_know(players):
                 return values[-1]
 
             agent._evaluate = recorded
-            actions = act_for_seats(Simulator.from_state(table.copy(), rules), [agent] * players, log=table_log,
+            actions = act_for_seats(Simulator.from_state(table.copy(), rules), [agent] * players, history=table_log,
                                     record=False)
             results.append((actions, values))
         (actions, values), (twin_actions, twin_values) = results
@@ -791,7 +799,7 @@ def test_search_decides_only_from_what_its_seat_may_know(players):
         for mine, theirs in zip(values, twin_values):
             assert np.array_equal(mine, theirs)
         assert np.array_equal(actions, twin_actions)
-        sim.step(act_for_seats(sim, [make_agent("greedy")] * players, log=log))
+        sim.step(act_for_seats(sim, [make_agent("greedy")] * players, history=log))
 
 
 @pytest.mark.parametrize("players", [3, 6])

@@ -25,10 +25,9 @@ def _first_legal(sim) -> int:
 
 
 class _StubAgent:
-    """An object with the agent interface whose ``act`` returns ``answer(legal ids)``."""
+    """An object with the policy interface whose ``act`` returns ``answer(legal ids)``."""
 
     name = "stub"
-    needs_public_state = False
 
     def __init__(self, answer):
         self.answer = answer
@@ -66,30 +65,40 @@ def test_record_game_refuses_non_integer_or_batched_policy_outputs(policy, match
     "answer, match",
     [
         (lambda legal: legal[:1] + 0.9,
-         r"agent of seat 0 \(stub\) must return one integer .*float64 array of shape \[1\]"),
-        (lambda legal: np.repeat(legal[:1], 3), r"agent of seat 0 \(stub\) must return one integer .*shape \[3\]"),
-        (lambda legal: legal[:1][:, None].repeat(2, axis=1), r"agent of seat 0 .*shape \[1, 2\]"),
+         r"agent of seat 0 \(stub\) returned float64 \[1\] for games \[0\] \(seats \[0\]\); .*int\[1\]"),
+        (lambda legal: np.repeat(legal[:1], 3), r"agent of seat 0 \(stub\) returned int64 \[3\]"),
+        (lambda legal: legal[:1][:, None].repeat(2, axis=1), r"agent of seat 0 \(stub\) returned int64 \[1, 2\]"),
+        # A policy answers int[B] for B games, one game too: a scalar is refused (it would
+        # break the same bot at any other batch size).
+        (lambda legal: legal[0], r"agent of seat 0 \(stub\) returned int64 \[\]"),
+        (lambda legal: np.array(legal[0]), r"agent of seat 0 \(stub\) returned int64 \[\]"),
+        (lambda legal: np.zeros(1, bool), r"agent of seat 0 \(stub\) returned bool \[1\]"),
+        (lambda legal: np.array([18]) if 18 not in legal else np.array([0]),
+         r"agent of seat 0 \(stub\) chose illegal actions \[18\] in games \[0\] \(seats \[0\]\)"),
     ],
-    ids=["float", "batch-of-3", "2-d"],
+    ids=["float", "batch-of-3", "2-d", "scalar", "0-d", "bool", "illegal"],
 )
 def test_record_game_refuses_bad_agent_outputs_naming_the_seat(answer, match):
     with pytest.raises(ValueError, match=match):
         record_game([_StubAgent(answer)] * 3, Rules(num_players=3), seed=0)
 
 
-def test_record_game_takes_agents_returning_one_action():
-    """int[1] (what Agent.act returns for one game), 0-d arrays and numpy ints all work."""
-    for answer in (lambda legal: legal[:1], lambda legal: np.array(legal[0]), lambda legal: legal[0]):
+def test_record_game_takes_policies_returning_one_action():
+    """int[1] (what a policy returns for one game) of any integer dtype, or a list of one int."""
+    for answer in (lambda legal: legal[:1], lambda legal: legal[:1].astype(np.uint8), lambda legal: [int(legal[0])]):
         log = record_game([_StubAgent(answer)] * 3, Rules(num_players=3), seed=0, max_decisions=6)
         assert len(log.actions) == 6 and log.players == ["stub"] * 3
+    # A plain callable f(obs, mask) is a policy too.
+    log = record_game([lambda obs, mask: mask.argmax(axis=1)] * 3, Rules(num_players=3), seed=0, max_decisions=6)
+    assert len(log.actions) == 6 and log.players == ["<lambda>"] * 3
 
 
 def test_record_game_refuses_agent_names_before_playing():
-    with pytest.raises(ValueError, match=r"policy\[0\] must be an agent with act.*'random'.*make_agent\('random'\)"):
+    with pytest.raises(ValueError, match=r"policy\[0\]: a policy must have an act.*'random'.*make_agent\('random'\)"):
         record_game(["random"] * 4, Rules(num_players=4), seed=0)
-    with pytest.raises(ValueError, match=r"policy\[1\] must be an agent.*int 3"):
+    with pytest.raises(ValueError, match=r"policy\[1\]: a policy must .*int 3"):
         record_game([_StubAgent(lambda legal: legal[:1]), 3, 4], Rules(num_players=3), seed=0)
-    with pytest.raises(ValueError, match=r"policy must be None, a callable policy\(sim\) or a list of per-seat agents"):
+    with pytest.raises(ValueError, match=r"policy must be None, a callable policy\(sim\) or a list of per-seat policies"):
         record_game("random", Rules(num_players=4), seed=0)
     with pytest.raises(ValueError, match="rules must be a startups_env.Rules"):
         record_game(None, {"num_players": 4}, seed=0)

@@ -350,9 +350,11 @@ def test_per_agent_policy_wrapped_as_the_registry_docstring_shows():
 def test_search_rollout_policy_by_name_equals_the_built_policy():
     sim = Simulator(Rules(num_players=3), 4, seed=5)
     from startups_env.core import public_state
+    from startups_env.history import History
 
     state = sim.state
-    args = dict(obs=observe(state), mask=sim.legal_mask(), public=public_state(state, state.current))
+    args = dict(obs=observe(state), mask=sim.legal_mask(), public=public_state(state, state.current),
+                history=History(4))
     by_name = make_agent("search", seed=3, determinizations=2, rollout_policy="random")
     by_object = SearchAgent(seed=3, determinizations=2, rollout_policy=make_agent("random"))
     assert by_name.rollout_policy.rng is by_name.rng

@@ -135,7 +135,7 @@ def test_opponents_see_their_own_turn_and_weights_apply():
 def test_public_state_opponent():
     class Peeker:
         name = "peeker"
-        needs_public_state = True
+        needs = frozenset({"public"})
 
         def __init__(self):
             self.rng = np.random.default_rng(0)
@@ -298,7 +298,7 @@ def test_failed_opponent_leaves_batch_needing_reset():
     batch.reset()
     opp.fail_at = opp.calls + 2  # in the second step()'s opponent turns
     rng = np.random.default_rng(0)
-    with pytest.raises(ValueError, match="flaky chose illegal"):
+    with pytest.raises(ValueError, match=r"opponent 0 \(flaky\) chose illegal actions .* in games .* \(seats"):
         for _ in range(10):
             batch.step(random_legal_actions(batch.action_masks(), rng))
     # Some games now wait for an opponent: the learner's actions must not be played there.

@@ -43,15 +43,17 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from startups_env.agents.base import PutDownLog, act_for_seats
 from startups_env.agents.registry import build_agent, split_names
 from startups_env.agents.features import features
 from startups_env.agents.greedy import greedy_actions
 from startups_env.agents.ppo import ActorCritic, checkpoint_dict
 from startups_env.core import Simulator
 from startups_env.files import atomic_write
+from startups_env.history import History
 from startups_env.observe import SLICES, observe
+from startups_env.policy import needs_of
 from startups_env.rules import MAX_PLAYERS, MIN_PLAYERS, Rules
+from startups_env.table import act_for_seats
 from startups_env.vector import parse_players
 
 from .common import atomic_save, git_revision, hidden_sizes
@@ -80,13 +82,13 @@ def collect_shard(teacher, opponent: str, games: int, players: tuple[int, ...], 
     seats = np.arange(MAX_PLAYERS)[None, :]
     assignment = (seats != hero[:, None]).astype(np.intp)
     agents = [teacher, build_agent(opponent, seed=int(rng.integers(1 << 31)))]
-    log = PutDownLog(games) if teacher.reads_put_downs else None
+    log = History(games) if "history" in needs_of(teacher) else None  # the driver's moves are played: logged below
     parts: dict[str, list[np.ndarray]] = {"obs": [], "mask": [], "action": [], "game": []}
     while not sim.done.all():
         state = sim.state
         mine = np.flatnonzero(~state.done & (state.current == hero))
         obs, mask = observe(state), sim.legal_mask()
-        actions = act_for_seats(sim, agents, assignment, log=log, record=False)
+        actions = act_for_seats(sim, agents, assignment, history=log, record=False)
         parts["obs"].append(obs[mine].astype(np.int16))  # every entry is a small count
         parts["mask"].append(mask[mine])
         parts["action"].append(actions[mine].astype(np.int8))
