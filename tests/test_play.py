@@ -79,6 +79,28 @@ def test_scripted_full_game_with_bad_input(tmp_path):
     )
 
 
+def test_a_search_opponent_reads_your_moves_as_in_any_other_driver(tmp_path):
+    """The search bot at the terminal table is given the table's history, your moves
+    included: re-recorded with the same seeds and your moves, it plays the same game."""
+    import numpy as np
+
+    from startups_env.agents import make_agent
+    from startups_env.replay import iter_replay, record_game
+
+    search = "search[determinizations=2;max_candidates=2;halving_rounds=1]"
+    save = tmp_path / "game.json"
+    rc, out, _ = _play(["--players", "3", "--opponents", f"{search},random", "--seed", "5", "--save", str(save)])
+    assert rc == 0 and "=== Game over ===" in out
+    log = GameLog.load(save)
+    yours = iter([action for _, action, sim in iter_replay(log) if action is not None and sim.state.current[0] == 0])
+    # The bots' seeds, as the terminal game derives them from --seed.
+    seeds = [int(child.generate_state(1)[0]) for child in np.random.SeedSequence(5).spawn(3)[1:]]
+    bots = [make_agent("search", seed=seeds[0], determinizations=2, max_candidates=2, halving_rounds=1),
+            make_agent("random", seed=seeds[1])]
+    again = record_game([lambda obs, mask: np.array([next(yours)])] + bots, log.rules, decks=log.decks)
+    assert again.actions == log.actions and again.result == log.result
+
+
 def test_numbers_are_canonical_ids():
     # Answer every decision with the ids 0..18 in turn: the first legal one is played.
     rc, out, _ = _play(["--players", "2", "--opponents", "random", "--seed", "1"], [str(a) for a in range(NUM_ACTIONS)])
