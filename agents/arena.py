@@ -44,11 +44,12 @@ from startups_env.core import Simulator, check_seed, is_int, shuffled_decks
 from startups_env.files import atomic_write
 from startups_env.rules import DECK_SIZE, DEFAULT_TURN_CAP, MAX_PLAYERS, MIN_PLAYERS, Rules, pile_start
 
+from startups_env.policy import as_policy, policy_name
 from startups_env.table import Table
 
 from .base import Agent
 from .ratings import Ratings, format_rating, rate
-from .registry import OutsideAgent, build_agent
+from .registry import build_agent
 
 WILSON_Z = 1.959963984540054  # 95% two-sided
 
@@ -246,16 +247,14 @@ def _build_agents(agents, players: int, seed: int) -> tuple[list[Agent], list[st
     seeds = np.random.SeedSequence(seed).spawn(len(agents) + 1)[1:]
     built, names = [], []
     for i, spec in enumerate(agents):
-        if isinstance(spec, Agent):
+        if not isinstance(spec, str):  # an Agent or any other policy (startups_env.policy) plays as it is
+            try:
+                as_policy(spec)
+            except ValueError as exc:
+                raise ValueError(f"agent {i}: {exc}") from None
             built.append(spec)
-            names.append(spec.name)
+            names.append(policy_name(spec, f"agent {i}"))
             continue
-        if callable(spec):  # a plain policy f(obs, mask) -> actions
-            built.append(OutsideAgent(spec, getattr(spec, "__name__", None) or f"agent {i}"))
-            names.append(built[-1].name)
-            continue
-        if not isinstance(spec, str):
-            raise ValueError(f"agent {i} must be a spec, an Agent or a callable f(obs, mask), got {spec!r}")
         built.append(build_agent(spec, seed=int(seeds[i].generate_state(1)[0]), check_players=players))
         names.append(spec.strip())
     return built, names

@@ -28,24 +28,22 @@ true/false, else kept as strings. The names:
   ``lab.bots:Strong``. The prefixes ``ppo:`` and ``sb3:`` are read first, so a module
   named ``ppo`` or ``sb3`` cannot be an outside bot. The callable is a factory: it is
   called with ``seed=`` (an int, or None) and the spec's bracketed arguments, and
-  returns an :class:`~startups_env.agents.base.Agent`, or a plain batched policy
-  ``f(obs, mask) -> actions`` (obs float32[B, OBS_DIM], mask bool[B, 19], actions
-  int[B], one legal action per row). Either is wrapped in an :class:`OutsideAgent`,
-  which turns what the bot raises, and actions of the wrong type or shape, into
-  ValueErrors naming the bot; the drivers check that the actions are legal.
+  returns a policy (:mod:`startups_env.policy`): a plain batched ``f(obs, mask) ->
+  actions`` (obs float32[B, OBS_DIM], mask bool[B, 19], actions int[B], one legal action
+  per row), or an object with that ``act`` method, such as an
+  :class:`~startups_env.agents.base.Agent`. It is wrapped in an :class:`OutsideAgent`,
+  which turns what the bot raises into a ValueError naming it; the drivers
+  (:mod:`startups_env.table`) check the actions' type, shape and legality.
 
 A PettingZoo-style per-agent policy ``policy(observation) -> action``, taking the AEC
 env's observation dict (``{"observation": float32[OBS_DIM], "action_mask": int8[19]}``),
-becomes a batched one by a loop over the rows::
+becomes a batched one with :func:`startups_env.policy.pettingzoo_policy` (a loop over the
+rows)::
 
-    import numpy as np
+    from startups_env.policy import pettingzoo_policy
 
     def make_bot(seed=None):
-        policy = MyPolicy(seed)                       # your per-agent policy
-        def act(obs, mask):
-            return np.array([policy({"observation": o, "action_mask": m.astype(np.int8)})
-                             for o, m in zip(obs, mask)], np.int64)
-        return act
+        return pettingzoo_policy(MyPolicy(seed))      # your per-agent policy
 
 :func:`build_agent` with ``check_players`` (the arena and ``startups_env.agents.play`` pass
 their table size) first plays a throwaway copy of an outside bot on a few positions of
@@ -59,12 +57,10 @@ import importlib
 import os
 import re
 
-import numpy as np
 
 from startups_env.core import Simulator
+from startups_env.policy import as_policy, needs_of
 from startups_env.rules import Rules
-
-from startups_env.policy import needs_of
 from startups_env.table import Table
 
 from .base import Agent
@@ -233,20 +229,20 @@ def check_agent(agent: Agent, players: int) -> None:
 
 
 class OutsideAgent(Agent):
-    """An outside bot in the :class:`~startups_env.agents.base.Agent` interface: ``policy``
-    is an Agent, or a plain batched callable ``f(obs, mask) -> actions``; it is given what
-    its ``needs`` declare (:mod:`startups_env.policy`), like an Agent.
+    """An outside bot in the :class:`~startups_env.agents.base.Agent` interface (so that it
+    can be, e.g., the search bot's ``rollout_policy``): ``policy`` is any policy of
+    :mod:`startups_env.policy` (an object with ``act``, or a plain batched callable
+    ``f(obs, mask) -> actions``); it is given what its ``needs`` declare.
 
-    Whatever the bot raises becomes a ValueError naming it, and so do actions that are not
-    an int array of one action per game; legality is checked by the drivers, which know
-    the games."""
+    Whatever the bot raises becomes a ValueError naming it, so that a command line reports
+    it like any other bad input; the drivers check what it returns (type, shape,
+    legality), naming the games."""
 
     def __init__(self, policy, name: str, seed: int | None = None):
         super().__init__(seed)
-        self.policy = policy
+        self.policy = as_policy(policy)
         self.name = name
-        self.needs = needs_of(policy)
-        self._act = policy.act if isinstance(policy, Agent) else policy
+        self.needs = needs_of(self.policy)
 
     def seed(self, seed) -> None:
         super().seed(seed)
@@ -255,18 +251,9 @@ class OutsideAgent(Agent):
 
     def act(self, obs, mask, **given):
         try:
-            chosen = self._act(obs, mask, **given)
+            return self.policy.act(obs, mask, **given)
         except Exception as exc:  # any failure of someone else's code, told apart from ours
             raise ValueError(f"agent {self.name!r} raised {type(exc).__name__}: {exc}") from exc
-        chosen = np.asarray(chosen)
-        rows = np.shape(mask)[0]
-        if chosen.dtype.kind not in "iu":
-            raise ValueError(f"agent {self.name!r} returned {chosen.dtype} actions {chosen.ravel()[:5].tolist()}; "
-                             "actions are ints (the action ids 0-18)")
-        if chosen.shape != (rows,):
-            raise ValueError(f"agent {self.name!r} returned actions of shape {list(chosen.shape)} for {rows} "
-                             f"games; expected [{rows}], one action per game")
-        return chosen.astype(np.int64, copy=False)
 
 
 def _outside_agent(key: str, seed: int | None, kwargs: dict) -> OutsideAgent:
@@ -289,9 +276,9 @@ def _outside_agent(key: str, seed: int | None, kwargs: dict) -> OutsideAgent:
         policy = factory(seed=seed, **kwargs)
     except Exception as exc:
         raise ValueError(f"{call} raised {type(exc).__name__}: {exc}") from exc
-    if not (isinstance(policy, Agent) or callable(policy)):
-        raise ValueError(f"{call} returned a {type(policy).__name__}; a factory returns an Agent "
-                         "or a callable f(obs, mask) -> actions")
+    if not (callable(getattr(policy, "act", None)) or callable(policy)):
+        raise ValueError(f"{call} returned a {type(policy).__name__}; a factory returns a policy: an object "
+                         "with act(obs, mask) (e.g. an Agent) or a callable f(obs, mask) -> actions")
     return OutsideAgent(policy, key, seed)
 
 

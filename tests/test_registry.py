@@ -133,6 +133,17 @@ BOT = textwrap.dedent('''
         return FirstLegal(seed=seed)
 
 
+    def make_pettingzoo_bot(seed=None, mode="ok"):
+        """A one-game policy, PettingZoo style, seated with pettingzoo_policy."""
+        from startups_env.policy import pettingzoo_policy
+
+        def policy(observation):
+            legal = np.flatnonzero(observation["action_mask"])
+            return float(legal[0]) if mode == "float" else int(legal[-1])
+
+        return pettingzoo_policy(policy)
+
+
     def broken_factory(seed=None):
         raise RuntimeError("no weights here")
 
@@ -195,11 +206,12 @@ def test_run_arena_takes_a_plain_callable():
 
 @pytest.mark.parametrize("suffix, message", [
     (":make_bot[mode=raise]", r"raised RuntimeError: boom"),
-    (":make_bot[mode=float]", r"returned float64 actions .* actions are ints"),
-    (":make_bot[mode=shape]", r"returned actions of shape \[\d+, 1\] for \d+ games"),
+    (":make_bot[mode=float]", r"returned float64 \[\d+\] for games .* one integer action id per game"),
+    (":make_bot[mode=shape]", r"returned int64 \[\d+, 1\] for games"),
     (":make_bot[mode=illegal]", r"chose illegal actions"),
     (":broken_factory", r"broken_factory\(seed=\d+\) raised RuntimeError: no weights here"),
-    (":not_a_policy", r"returned a int; a factory returns an Agent or a callable"),
+    (":not_a_policy", r"returned a int; a factory returns a policy"),
+    (":make_pettingzoo_bot[mode=float]", r"must return one integer action id"),
     (":NOT_CALLABLE", r"is a int, not a factory"),
     (":nothing_here", r"has no 'nothing_here'"),
     (":make_bot[colour=red]", r"TypeError: make_bot\(\) got an unexpected keyword argument 'colour'"),
@@ -323,26 +335,19 @@ def test_an_outside_bot_is_a_training_opponent(bot_module):
         batch.step(batch.action_masks().argmax(axis=1))
     assert batch.decisions > 30
     bad = SeatBatch(2, [build_agent(f"{bot_module}:make_bot[mode=float]", seed=1)], players=3, seed=0)
-    with pytest.raises(ValueError, match="returned float64 actions"):  # in reset() or a step()
+    with pytest.raises(ValueError, match="returned float64"):  # in reset() or a step()
         bad.reset()
         for _ in range(4):
             bad.step(bad.action_masks().argmax(axis=1))
 
 
-def test_per_agent_policy_wrapped_as_the_registry_docstring_shows():
-    """The docstring's recipe for a PettingZoo-style policy f(observation dict) -> action."""
-    def policy(observation):  # e.g. a PettingZoo tutorial's agent
-        assert observation["observation"].shape == observe(Simulator(Rules(), 1, seed=0).state).shape[1:]
-        return int(np.flatnonzero(observation["action_mask"])[-1])
-
-    def make_bot(seed=None):
-        def act(obs, mask):
-            return np.array([policy({"observation": o, "action_mask": m.astype(np.int8)})
-                             for o, m in zip(obs, mask)], np.int64)
-        return act
-
-    check_agent(OutsideAgent(make_bot(), "per-agent"), 4)
-    assert run_arena([make_bot(), "random"], 2, 2, seed=0, rate=False).games == 2
+def test_a_pettingzoo_style_policy_by_name(bot_module):
+    """The docstring's recipe: a factory returns pettingzoo_policy(a one-game policy)."""
+    spec = f"{bot_module}:make_pettingzoo_bot"
+    agent = build_agent(spec, seed=0, check_players=4)
+    assert isinstance(agent, OutsideAgent) and agent.needs == frozenset()
+    result = run_arena([spec, "random"], 2, 4, seed=0, rate=False)
+    assert result.names[0] == spec and result.decisions[0] > 0
 
 
 # ----------------------------------------------------------------------------- rollout policy by name
