@@ -211,6 +211,8 @@ class Table:
         obs = observe(state)  # the player to act in every game
         current = state.current
         movers = who[games]
+        if np.count_nonzero((movers < 0) | (movers >= len(self.policies))):  # else those games would get 0
+            raise ValueError(f"who names entries outside 0..{len(self.policies) - 1}: {np.unique(movers).tolist()}")
         for seat in self._by_object:
             own = movers == seat.entries[0] if len(seat.entries) == 1 else np.isin(movers, seat.entries)
             sel = games[own]

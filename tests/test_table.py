@@ -130,6 +130,8 @@ def test_table_groups_by_object_and_times_per_entry():
     assert timings[0][0] == 2 and timings[1][0] == 3 and 2 not in timings
     with pytest.raises(ValueError, match=r"assignment refers to entries outside 0..2"):
         Table(sim, [a, b, a], assignment=np.full((5, 3), 3))
+    with pytest.raises(ValueError, match=r"who names entries outside 0..2: \[0, 3\]"):
+        table.act(who=np.array([0, 0, 3, 0, 0]))
 
 
 def test_a_bot_that_needs_the_history_is_never_silently_given_none():
