@@ -23,6 +23,17 @@ bot's factory (``module:callable``, importable from ``PYTHONPATH``), optionally 
 arguments in brackets, e.g. ``search[determinizations=8;rollout_epsilon=0.1]``. An outside
 bot plays a few trial positions first, so a broken one fails before the tournament; the
 ``--json``, ``--csv`` and ``--plot`` files are written only once every game is played.
+
+**Shards and workers** (:mod:`startups_env.distributed`, docs/distributed.md). The games are
+played in consecutive shards of ``--batch-size`` games, each on one Simulator batch with
+bots of its own, seeded from (seed, shard index) alone; the results are merged in shard
+order. So a run's results depend on its seed and shard size, never on where the shards
+are played: ``--workers N`` plays them on N local Ray workers, ``--ray-address`` on a
+cluster, ``--workers 1`` here, all with the same table (wall times apart). By default
+one shard holds every game, whose bots have the seeds they had before there were shards;
+with ``--workers`` or ``--ray-address`` the shard size defaults to :data:`SHARD_GAMES`. (A
+``--batch-size`` smaller than the run gave results different from those of older
+versions, where one set of bots played every batch.)
 """
 
 from __future__ import annotations
@@ -41,6 +52,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from startups_env.core import Simulator, check_seed, is_int, shuffled_decks
+from startups_env.distributed import Workers, add_worker_arguments, progress_bar, workers_from_args
 from startups_env.files import atomic_write
 from startups_env.rules import DECK_SIZE, DEFAULT_TURN_CAP, MAX_PLAYERS, MIN_PLAYERS, Rules, pile_start
 
@@ -143,6 +155,7 @@ class ArenaResult:
             "turn_cap": self.turn_cap,
             "mean_turns": float(self.turns.mean()) if self.games else 0.0,
             "wall_seconds": self.wall_seconds,
+            **self.extra,
         }
 
     def table(self) -> str:
@@ -238,48 +251,76 @@ def check_output_path(path: str) -> str | None:
     return None
 
 
-def _build_agents(agents, players: int, seed: int) -> tuple[list[Agent], list[str]]:
+#: Games per shard when workers are asked for and no ``batch_size`` is given: a shard is
+#: the unit a worker plays, so the run's results depend on this size, never on the count
+#: of workers. Small enough that a 2,000-game search run keeps 16 workers busy.
+SHARD_GAMES = 125
+
+
+def _entry_seeds(players: int, seed: int, shard: int) -> list[int]:
+    """The seeds of the entries built from specs in shard ``shard``: children 1..N of the
+    arena's seed. Shard 0 uses those children themselves, the seeds a one-shard run (the
+    default) always had, so that its results did not change; shard k > 0 uses their k-th
+    children, so that every shard's bots are seeded from (seed, shard) alone."""
+    keys = [(1 + i,) if shard == 0 else (1 + i, shard) for i in range(players)]
+    return [int(np.random.SeedSequence(seed, spawn_key=key).generate_state(1)[0]) for key in keys]
+
+
+def _build_agents(agents, players: int, seed: int) -> tuple[list, list[Agent], list[str]]:
+    """(specs, agents, names): ``specs`` holds each entry's spec string (None for an Agent
+    object or a policy given as is), ``agents`` the built entries of shard 0."""
     if isinstance(agents, str):
         agents = [a for a in agents.split(",")]
     agents = list(agents)
     if len(agents) != players:
         raise ValueError(f"{players} players need {players} agents, got {len(agents)}: {agents}")
-    seeds = np.random.SeedSequence(seed).spawn(len(agents) + 1)[1:]
-    built, names = [], []
+    seeds = _entry_seeds(players, seed, 0)
+    specs, built, names = [], [], []
     for i, spec in enumerate(agents):
         if not isinstance(spec, str):  # an Agent or any other policy (startups_env.policy) plays as it is
             try:
                 as_policy(spec)
             except ValueError as exc:
                 raise ValueError(f"agent {i}: {exc}") from None
+            specs.append(None)
             built.append(spec)
             names.append(policy_name(spec, f"agent {i}"))
             continue
-        built.append(build_agent(spec, seed=int(seeds[i].generate_state(1)[0]), check_players=players))
+        specs.append(spec)
+        built.append(build_agent(spec, seed=seeds[i], check_players=players))
         names.append(spec.strip())
-    return built, names
+    return specs, built, names
 
 
 def run_arena(agents, players: int, games: int, seed: int = 0, *, rules: Rules | None = None,
               turn_cap: int = DEFAULT_TURN_CAP, batch_size: int | None = None, progress: bool = False,
-              rate: bool = True) -> ArenaResult:
+              rate: bool = True, workers: int | Workers | None = None, ray_address: str | None = None
+              ) -> ArenaResult:
     """Play a seat-rotated duplicate tournament and return its :class:`ArenaResult`.
 
     agents: one entry per seat: agent specs (see the module doc), :class:`Agent` objects,
         plain policies ``f(obs, mask) -> actions``, or a comma-separated string of specs.
         Entries built from specs get seeds derived from ``seed``; Agent objects and
-        policies are used as given (seed them yourself for reproducibility).
+        policies are used as given (seed them yourself for reproducibility) and can only
+        be played in this process.
     players: table size (2-7); games: at least this many games are played (rounded up to a
         whole number of deals, one game per seat rotation).
     seed: a non-negative int; the same seed replays the same tournament.
     rules: default ``Rules(num_players=players, turn_cap=turn_cap)``. With ``rules``,
         ``turn_cap`` may be left at its default or repeat ``rules.turn_cap``; a
         different value is a ValueError rather than silently ignored.
-    batch_size: games per Simulator batch, a positive int (default: all at once).
+    batch_size: games per *shard*, a positive int: the games are played in consecutive
+        shards of this many, each on one Simulator batch with its own bots, seeded from
+        (seed, shard index) (see :func:`_entry_seeds`). Default: one shard of all the
+        games, or :data:`SHARD_GAMES` when workers are asked for.
     rate: report ratings (:attr:`ArenaResult.ratings`; they are computed when first read).
+    workers, ray_address: where the shards are played (:class:`startups_env.distributed.Workers`:
+        None or 1 here, N on a local Ray instance, or the cluster at ``ray_address``; or a
+        started Workers, which is left running). The results depend on ``seed`` and the
+        shard size only, not on where the shards are played.
 
-    Every argument is checked before the first game is played, so that a bad one costs
-    nothing.
+    Every argument is checked, and the cluster reached, before the first game is played,
+    so that a bad one costs nothing.
     """
     if not is_int(players) or not (
         MIN_PLAYERS <= players <= MAX_PLAYERS
@@ -302,7 +343,11 @@ def run_arena(agents, players: int, games: int, seed: int = 0, *, rules: Rules |
     elif turn_cap != DEFAULT_TURN_CAP and turn_cap != rules.turn_cap:
         raise ValueError(f"turn_cap={turn_cap!r} differs from rules.turn_cap={rules.turn_cap}; "
                          "give the turn cap in rules only")
-    built, names = _build_agents(agents, players, seed)
+    pool = workers if isinstance(workers, Workers) else Workers(workers, ray_address)
+    specs, built, names = _build_agents(agents, players, seed)
+    if not pool.local and None in specs:
+        raise ValueError("Agent objects and plain policies can only play in this process: give agent specs "
+                         "(e.g. module:callable) when the games are played by workers")
     deals = -(-int(games) // players)
     total = deals * players
     rng = np.random.default_rng(seed)
@@ -313,56 +358,98 @@ def run_arena(agents, players: int, games: int, seed: int = 0, *, rules: Rules |
     # Game g = deal g // N in rotation r = g % N; entry i sits at seat (i + r) % N.
     rotation = np.arange(total) % players
     game_decks = decks[np.arange(total) // players]
-    seat_entry = (np.arange(players)[None, :] - rotation[:, None]) % players  # [G, seat] -> entry
-    batch = total if batch_size is None else int(batch_size)
+    shard = batch_size or (SHARD_GAMES if pool.sharded else total)
+    # In this process, shard 0 plays the entries just built (their seeds are shard 0's) and
+    # every shard the objects given as they are; workers build their own from the specs.
+    jobs = [_ShardJob(specs=specs, agents=[agent if pool.local and (k == 0 or spec is None) else None
+                                           for agent, spec in zip(built, specs)],
+                      rules=rules, seed=seed, index=k, decks=game_decks[lo:lo + shard],
+                      rotation=rotation[lo:lo + shard])
+            for k, lo in enumerate(range(0, total, shard))]
 
     ranks = np.zeros((total, players), np.int16)
     scores = np.zeros((total, players), np.int32)
     truncated = np.zeros(total, bool)
     turns = np.zeros(total, np.int32)
-    timings: dict[int, list] = {}  # entry -> [decisions, seconds inside act()], over all batches
-    bar = None
-    if progress:
-        try:
-            from tqdm import tqdm
-        except ImportError:  # tqdm comes with the train extra; the arena needs only the core install
-            print("arena: no progress bar (tqdm is not installed)", file=sys.stderr)
-        else:
-            bar = tqdm(total=total, unit="game", desc="arena", file=sys.stderr)
-    start = time.perf_counter()
-    sim_seed = np.random.SeedSequence(seed).spawn(1)[0]
-    for lo in range(0, total, batch):
-        hi = min(total, lo + batch)
-        sim = Simulator(rules, hi - lo, seed=np.random.default_rng(sim_seed.spawn(1)[0]),
-                        decks=game_decks[lo:hi])
-        assignment = seat_entry[lo:hi]
-        table = Table(sim, built, assignment=assignment, timings=timings, role="agent")
-        shown = 0
-        while not sim.done.all():
-            table.step(table.act())
-            if bar is not None:
-                now = int(played_share(sim.state, rules.rounds).sum())
-                bar.update(now - shown)
-                shown = now
+    decisions = [0] * players
+    act_seconds = [0.0] * players
+    owned = not isinstance(workers, Workers)
+    pool.start()  # an unreachable cluster fails here, before any game
+    start = time.perf_counter()  # the wall time leaves out Ray's start-up (ArenaResult.extra)
+    bar = progress_bar(total, "arena", "game") if progress else None
+
+    def moved(done: int) -> None:
+        bar.update(done - bar.n)
+
+    try:
+        for k, out in pool.run(_play_shard, jobs, progress=moved if bar is not None else None):
+            lo = k * shard
+            hi = lo + len(jobs[k].rotation)
+            ranks[lo:hi], scores[lo:hi] = out["ranks"], out["scores"]
+            truncated[lo:hi], turns[lo:hi] = out["truncated"], out["turns"]
+            for i in range(players):
+                decisions[i] += out["decisions"][i]
+                act_seconds[i] += out["act_seconds"][i]
+    finally:
         if bar is not None:
-            bar.update(hi - lo - shown)
-        st = sim.state
-        seat_ranks = st.ranks[:players].T  # [n, seat]
-        seat_scores = st.scores[:players].T
-        rows = np.arange(hi - lo)[:, None]
-        entry_seat = (np.arange(players)[None, :] + rotation[lo:hi, None]) % players  # [n, entry] -> seat
-        ranks[lo:hi] = seat_ranks[rows, entry_seat]
-        scores[lo:hi] = seat_scores[rows, entry_seat]
-        truncated[lo:hi] = st.capped
-        turns[lo:hi] = st.turn
-    if bar is not None:
-        bar.close()
+            bar.close()
+        if owned:
+            pool.close()
     wall = time.perf_counter() - start
-    decisions = [timings.get(i, [0, 0.0])[0] for i in range(players)]
-    act_seconds = [timings.get(i, [0, 0.0])[1] for i in range(players)]
+    extra = {"ray_startup_seconds": pool.startup_seconds} if not pool.local else {}
     return ArenaResult(names=names, players=players, seed=seed, ranks=ranks, scores=scores,
                        truncated=truncated, turns=turns, decisions=decisions, act_seconds=act_seconds,
-                       wall_seconds=wall, rounds=rules.rounds, turn_cap=rules.turn_cap, rated=bool(rate))
+                       wall_seconds=wall, rounds=rules.rounds, turn_cap=rules.turn_cap, rated=bool(rate),
+                       extra=extra)
+
+
+@dataclass
+class _ShardJob:
+    """One shard of an arena run: its games' decks and seat rotations, and its entries:
+    ``agents[i]`` an object to play as is (an Agent given to run_arena, or shard 0's
+    entries already built there, when played in this process), or None: built from
+    ``specs[i]`` with the shard's seeds."""
+
+    specs: list
+    agents: list
+    rules: Rules
+    seed: int
+    index: int
+    decks: np.ndarray
+    rotation: np.ndarray
+
+
+def _play_shard(job: _ShardJob, report) -> dict:
+    """Play one shard's games on one Simulator batch; returns its per-game ranks, scores,
+    caps and turns (indexed by entry) and each entry's decisions and seconds in act().
+    ``report(games)`` is told how many of its games are played."""
+    players, n = job.rules.num_players, len(job.rotation)
+    # No trial games here: run_arena played them when it built shard 0's entries.
+    seeds = _entry_seeds(players, job.seed, job.index)
+    agents = [agent if agent is not None else build_agent(job.specs[i], seed=seeds[i])
+              for i, agent in enumerate(job.agents)]
+    # Shard k's Simulator seed is child (0, k) of the arena's seed (a one-shard run's
+    # Simulator seed since before there were shards).
+    sim = Simulator(job.rules, n, seed=np.random.default_rng(np.random.SeedSequence(job.seed, spawn_key=(0, job.index))),
+                    decks=job.decks)
+    assignment = (np.arange(players)[None, :] - job.rotation[:, None]) % players  # [game, seat] -> entry
+    timings: dict[int, list] = {}  # entry -> [decisions, seconds inside act()]
+    table = Table(sim, agents, assignment=assignment, timings=timings, role="agent")
+    shown = 0
+    while not sim.done.all():
+        table.step(table.act())
+        now = int(played_share(sim.state, job.rules.rounds).sum())
+        if now != shown:
+            report(now)
+            shown = now
+    report(n)
+    st = sim.state
+    rows = np.arange(n)[:, None]
+    entry_seat = (np.arange(players)[None, :] + job.rotation[:, None]) % players  # [game, entry] -> seat
+    return {"ranks": st.ranks[:players].T[rows, entry_seat], "scores": st.scores[:players].T[rows, entry_seat],
+            "truncated": st.capped.copy(), "turns": st.turn.copy(),
+            "decisions": [timings.get(i, [0, 0.0])[0] for i in range(players)],
+            "act_seconds": [timings.get(i, [0, 0.0])[1] for i in range(players)]}
 
 
 def played_share(state, rounds: int) -> np.ndarray:
@@ -388,11 +475,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--turn-cap", type=int, default=DEFAULT_TURN_CAP)
     p.add_argument("--rounds", type=int, default=1, choices=(1, 4), help="1 standard game, 4 round game")
-    p.add_argument("--batch-size", type=int, default=None, help="games per simulator batch (default all)")
+    p.add_argument("--batch-size", type=int, default=None, help="games per shard, each one simulator batch with its own bots seeded from (seed, shard) "
+                        f"(default: all games in one; {SHARD_GAMES} with --workers or --ray-address)")
     p.add_argument("--json", help="write the results as JSON here")
     p.add_argument("--csv", help="write the per-agent table as CSV here")
     p.add_argument("--plot", help="write a PNG of ratings and win rates here")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_worker_arguments(p)
     return p
 
 
@@ -422,11 +511,14 @@ def main(argv=None) -> int:
                          "or the train extra)")
     try:
         rules = Rules(num_players=args.players, turn_cap=args.turn_cap, rounds=args.rounds)
-        result = run_arena(specs, args.players, args.games, args.seed, rules=rules,
-                           batch_size=args.batch_size, progress=not args.no_progress)
-    except (ValueError, FileNotFoundError) as exc:
+        with workers_from_args(args) as pool:  # an unreachable cluster fails here, before any game
+            result = run_arena(specs, args.players, args.games, args.seed, rules=rules,
+                               batch_size=args.batch_size, progress=not args.no_progress, workers=pool)
+    except (ValueError, FileNotFoundError, ConnectionError) as exc:
         parser.error(str(exc))
     print(result.table())
+    if "ray_startup_seconds" in result.extra:
+        print(f"ray: {result.extra['ray_startup_seconds']:.1f} s to start or join the workers (not in the wall time)")
     if args.json:
         atomic_write(args.json, lambda f: json.dump(result.to_json(), f, indent=2), binary=False, make_folders=True)
     if args.csv:

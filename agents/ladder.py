@@ -20,16 +20,22 @@ the hero's rating minus that of the opponent, whose N-1 copies share one strengt
 an even match, as in self-play). After the pairings of a table size, one fit of all their
 games rates each bot by name (copies pooled, mean bot 0): the ladder's ranking at that
 table size.
+
+``--workers N`` / ``--ray-address ADDR`` play each arena run's shards on Ray workers (one
+Ray instance for the whole ladder); the same seed gives the same ladder for every count of
+workers (:mod:`startups_env.distributed`, docs/distributed.md).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 
 import numpy as np
 
+from startups_env.distributed import Workers, add_worker_arguments, workers_from_args
 from startups_env.files import atomic_write
 
 from .arena import run_arena
@@ -51,10 +57,19 @@ PAIRINGS = (
 
 
 def run_ladder(players: list[int], games: int, search_games: int, seed: int, progress: bool = False,
-               pairings=PAIRINGS) -> dict:
+               pairings=PAIRINGS, workers: int | Workers | None = None, ray_address: str | None = None) -> dict:
     """Play the pairings at each table size. Returns ``{"pairings": [row, ...], "ratings":
     [row, ...]}``: one row per pairing played, and one per bot and table size (the joint fit
-    of that size's games); each row is also printed as it is done."""
+    of that size's games); each row is also printed as it is done.
+
+    workers, ray_address: where each arena run's shards are played (see
+    :func:`startups_env.agents.arena.run_arena`); one Ray instance serves every pairing."""
+    pool = workers if isinstance(workers, Workers) else Workers(workers, ray_address)
+    with pool if pool is not workers else contextlib.nullcontext():
+        return _run_ladder(players, games, search_games, seed, progress, pairings, pool)
+
+
+def _run_ladder(players, games, search_games, seed, progress, pairings, pool: Workers) -> dict:
     rows, ladder = [], []
     for n in players:
         played = []  # (names of the entries, arena result) of this table size
@@ -62,7 +77,8 @@ def run_ladder(players: list[int], games: int, search_games: int, seed: int, pro
             count = search_games if "search" in (hero, opponent) else games
             if count <= 0:
                 continue
-            result = run_arena([hero] + [opponent] * (n - 1), n, count, seed=seed, progress=progress, rate=False)
+            result = run_arena([hero] + [opponent] * (n - 1), n, count, seed=seed, progress=progress, rate=False,
+                               workers=pool)
             played.append(([hero] + [opponent] * (n - 1), result))
             stats = result.entry_stats()[0]
             # Entry 0 is the hero (role 0), the N-1 copies of the opponent share role 1.
@@ -149,6 +165,7 @@ def main(argv=None) -> int:
                                   "mybot:make_bot) against each of --opponents instead of the baseline pairings")
     p.add_argument("--opponents", default="greedy,random", help="comma-separated opponents of --hero")
     p.add_argument("--progress", action="store_true")
+    add_worker_arguments(p)
     args = p.parse_args(argv)
     pairings = PAIRINGS
     if args.hero:
@@ -157,9 +174,10 @@ def main(argv=None) -> int:
             p.error("--opponents must name at least one agent")
     try:
         players = [int(x) for x in args.players.split(",") if x.strip()]
-        ladder = run_ladder(players, args.games, args.search_games, args.seed, progress=args.progress,
-                            pairings=pairings)
-    except (ValueError, FileNotFoundError) as exc:
+        with workers_from_args(args) as pool:
+            ladder = run_ladder(players, args.games, args.search_games, args.seed, progress=args.progress,
+                                pairings=pairings, workers=pool)
+    except (ValueError, FileNotFoundError, ConnectionError) as exc:
         p.error(str(exc))
     if args.json:
         atomic_write(args.json, lambda f: json.dump(ladder, f, indent=2), binary=False, make_folders=True)

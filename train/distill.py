@@ -20,7 +20,14 @@ seat and every other seat is played by one baseline; shard k uses the k-th name 
 greedy bots, so its choices against other kinds of players teach less; measured in
 docs/experiments.md). A shard is written atomically when its games end, and shards already in
 OUT are kept, so an interrupted run continues where it stopped. Only the teacher's
-decisions are recorded: observation (as the policy sees it), legal mask, action.
+decisions are recorded: observation (as the policy sees it; uint8, see :func:`compact`), legal
+mask, action.
+
+**Workers.** ``--workers N`` labels the shards on N local Ray workers, ``--ray-address`` on a
+cluster (:mod:`startups_env.distributed`, docs/distributed.md). Shard k's games, teacher and
+driver are seeded from (seed, k) alone, so the same seed writes the same shards for every
+count of workers, and one process (the default) writes them too. Each shard is written by
+this process as soon as a worker hands it back.
 
 **Fit.** Cross-entropy of the masked policy on the teacher's actions at decisions with
 more than one legal action, Adam with a linearly decaying learning rate; one game in ten
@@ -48,6 +55,7 @@ from startups_env.agents.features import features
 from startups_env.agents.greedy import greedy_actions
 from startups_env.agents.ppo import ActorCritic, checkpoint_dict
 from startups_env.core import Simulator
+from startups_env.distributed import add_worker_arguments, workers_from_args
 from startups_env.files import atomic_write
 from startups_env.history import History
 from startups_env.observe import SLICES, observe
@@ -66,7 +74,8 @@ def collect_shard(teacher, opponent: str, games: int, players: tuple[int, ...], 
                   turn_cap: int = 400, driver=None) -> dict[str, np.ndarray]:
     """Play ``games`` games, the teacher (an Agent) at a random seat of each and ``opponent``
     (an arena agent spec, e.g. ``greedy``) at all others, table sizes drawn from ``players``.
-    Returns the teacher's decisions: obs int16[N, OBS_DIM], mask bool[N, 19], action
+    Returns the teacher's decisions: obs uint8[N, OBS_DIM] (int16 in the rare shard with a
+    value past 255; see :func:`compact`), mask bool[N, 19], action
     int8[N], game int32[N] (the game's index in the shard) and won bool[N] (that seat
     won the game).
 
@@ -89,7 +98,7 @@ def collect_shard(teacher, opponent: str, games: int, players: tuple[int, ...], 
         mine = np.flatnonzero(~state.done & (state.current == hero))
         obs, mask = observe(state), sim.legal_mask()
         actions = act_for_seats(sim, agents, assignment, history=log, record=False)
-        parts["obs"].append(obs[mine].astype(np.int16))  # every entry is a small count
+        parts["obs"].append(obs[mine].astype(np.int16))  # every entry is a small count; compacted below
         parts["mask"].append(mask[mine])
         parts["action"].append(actions[mine].astype(np.int8))
         parts["game"].append(mine.astype(np.int32))
@@ -99,9 +108,46 @@ def collect_shard(teacher, opponent: str, games: int, players: tuple[int, ...], 
             log.record(state, actions)
         sim.step(actions)
     data = {k: np.concatenate(v) for k, v in parts.items()}
+    data["obs"] = compact(data["obs"])
     won = sim.state.ranks[hero, np.arange(games)] == 0
     data["won"] = won[data["game"]]
     return data
+
+
+def compact(values: np.ndarray) -> np.ndarray:
+    """Integer ``values`` in the smallest of uint8 and int16 that holds every one exactly.
+    Observations are counts, one-hots and coins (at most 70), so uint8 holds a shard's
+    observations unless a game ran past turn 255 (the turn cap allows more); loading
+    promotes a mix of shards to int16."""
+    if values.size == 0 or (values.min() >= 0 and values.max() <= 255):
+        return values.astype(np.uint8)
+    if values.min() < -(1 << 15) or values.max() >= 1 << 15:
+        raise ValueError(f"values {values.min()}..{values.max()} do not fit int16")
+    return values.astype(np.int16)
+
+
+def label_shard(job: dict, report=None) -> dict[str, np.ndarray]:
+    """Record shard ``job["index"]`` of a labelling run (:func:`shard_jobs`): build its
+    teacher, and its driver if any, seeded from (seed, shard index) alone, and play
+    :func:`collect_shard`. What a worker runs; the same job gives the same shard wherever
+    it runs. ``report`` (see :class:`startups_env.distributed.Workers`) is told the games
+    done when the shard is over."""
+    shard_seed, driver_seed = (int(x) for x in np.random.SeedSequence([job["seed"], job["index"]]).generate_state(2))
+    teacher = build_agent(job["teacher"], seed=shard_seed)
+    driver = build_agent(job["driver"], seed=driver_seed) if job["driver"] else None
+    data = collect_shard(teacher, job["opponent"], job["games"], job["players"], shard_seed, driver=driver)
+    if report is not None:
+        report(job["games"])
+    return data
+
+
+def shard_jobs(shards: int, shard_games: int, players: tuple[int, ...], teacher: str, opponents: list[str],
+               driver: str, seed: int) -> list[dict]:
+    """The labelling run's shards, 0..shards-1: shard k plays ``shard_games`` games against
+    the k-th opponent (cycled), seeded from (seed, k): nothing depends on which worker
+    plays it, or how many there are."""
+    return [{"index": k, "games": shard_games, "players": tuple(players), "teacher": teacher,
+             "opponent": opponents[k % len(opponents)], "driver": driver, "seed": seed} for k in range(shards)]
 
 
 def save_shard(data: dict[str, np.ndarray], path: str) -> None:
@@ -206,6 +252,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=1, help="seed of the games, the teacher and the fit")
     parser.add_argument("--eval-games", type=int, default=1000,
                         help="4-player arena games per baseline for the final table (0: skip)")
+    add_worker_arguments(parser)
     return parser
 
 
@@ -216,8 +263,9 @@ def main(argv=None) -> int:
         hidden = hidden_sizes(args.hidden)
         if args.games < 1 or args.shard_games < 1 or args.epochs < 1:
             raise ValueError("--games, --shard-games and --epochs must be >= 1")
-        build_agent(args.teacher)  # a bad teacher fails here, before any shard
-        driver = build_agent(args.driver, seed=args.seed) if args.driver else None
+        build_agent(args.teacher)  # a bad teacher or driver fails here, before any shard
+        if args.driver:
+            build_agent(args.driver)
         data_dir = os.path.join(args.out, "data")
         os.makedirs(data_dir, exist_ok=True)
         started, revision = time.perf_counter(), git_revision()  # the code this run started with
@@ -225,21 +273,22 @@ def main(argv=None) -> int:
         if not opponents:
             raise ValueError("--opponents names no agent")
         shards = -(-args.games // args.shard_games)
-        for k in range(shards):
-            path = os.path.join(data_dir, f"shard_{k:04d}.npz")
-            if os.path.exists(path):
-                continue
-            shard_seed = int(np.random.SeedSequence([args.seed, k]).generate_state(1)[0])
-            teacher = build_agent(args.teacher, seed=shard_seed)
-            tick = time.perf_counter()
-            data = collect_shard(teacher, opponents[k % len(opponents)], args.shard_games, players, shard_seed,
-                                 driver=driver)
-            save_shard(data, path)
-            won_per_game = data["won"][np.unique(data["game"], return_index=True)[1]]
-            print(f"shard {k + 1}/{shards} vs {opponents[k % len(opponents)]}: {data['action'].size:,} decisions, "
-                  f"{'driver' if driver else 'teacher'} won {won_per_game.mean():.3f}, "
-                  f"{time.perf_counter() - tick:.0f} s", flush=True)
+        jobs = shard_jobs(shards, args.shard_games, players, args.teacher, opponents, args.driver, args.seed)
         paths = [os.path.join(data_dir, f"shard_{k:04d}.npz") for k in range(shards)]
+        todo = [job for job in jobs if not os.path.exists(paths[job["index"]])]  # resume: written shards stay
+        with workers_from_args(args) as pool:
+            if not pool.local:
+                print(f"ray: {pool.startup_seconds:.1f} s to start or join the workers", flush=True)
+            tick = time.perf_counter()
+            # Each shard is written (atomically) as soon as it is back, in whatever order
+            # the workers finish: a crash loses only the shards still being played.
+            for i, data in pool.run(label_shard, todo):
+                k = todo[i]["index"]
+                save_shard(data, paths[k])
+                won_per_game = data["won"][np.unique(data["game"], return_index=True)[1]]
+                print(f"shard {k + 1}/{shards} vs {todo[i]['opponent']}: {data['action'].size:,} decisions, "
+                      f"{'driver' if args.driver else 'teacher'} won {won_per_game.mean():.3f}, "
+                      f"{time.perf_counter() - tick:.0f} s since the start", flush=True)
         for folder in args.extra_data:
             found = sorted(glob.glob(os.path.join(folder, "shard_*.npz")))
             if not found:
@@ -247,7 +296,7 @@ def main(argv=None) -> int:
             paths += found
         data = load_shards(paths)
         model, report = fit(data, hidden, args.epochs, args.learning_rate, seed=args.seed)
-    except (ValueError, FileNotFoundError) as exc:  # FileNotFoundError: a ppo:PATH agent's missing file
+    except (ValueError, FileNotFoundError, ConnectionError) as exc:  # a ppo:PATH's missing file; Ray
         print(f"error: {exc}", file=sys.stderr)
         return 2
     policy_path = os.path.join(args.out, "policy.pt")
