@@ -19,6 +19,7 @@ Submodules:
 * ``queries`` -- quantities derived from a state that every player may know;
 * ``observe`` -- the observation vector and its layout (``observe``, ``views``);
 * ``aec`` -- the PettingZoo environment (``env``, ``raw_env``);
+* ``wrappers`` -- AEC wrappers for other RL libraries (illegal move ends the game, mask in infos, key names);
 * ``vector`` -- a batch with one learner seat per game, and a Stable-Baselines3 ``VecEnv``;
 * ``render`` -- the table as text and as an RGB picture;
 * ``replay`` -- game logs (JSON), replays, HTML pages and GIFs;

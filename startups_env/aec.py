@@ -69,6 +69,11 @@ to the 10N coins of the table; a test plays random games to check each bound is 
 
 `startups_env.observe.views(obs["observation"])` splits a vector into these named pieces.
 
+**Global state.** `state()` (space `state_space`) is a float32 vector for centralised critics
+only: `player_0`'s observation followed by every hand, the pile's cards per company and
+the removed cards (layout: `startups_env.observe.state_layout_table()`, in
+`docs/integrations.md`).
+
 #### Legal Actions Mask
 
 `"action_mask"` is an int8 vector of 19 entries, 1 where the action is legal for the
@@ -80,7 +85,9 @@ only ids 7-18; the mask is never empty for the agent on turn while the game runs
 0-18) raises `ValueError` naming the agent, the action and the legal actions, and leaves
 the game unchanged. (Many PettingZoo classic environments instead end the game with a
 penalty through `TerminateIllegalWrapper`; here a wrong action is a bug in the caller,
-so it is reported where it happens. Use the mask.)
+so it is reported where it happens. Use the mask; for a library that samples without it,
+`startups_env.wrappers.TerminateIllegal` ends the game with a penalty instead, see
+`docs/integrations.md`.)
 
 ### Action Space
 
@@ -185,7 +192,7 @@ from pettingzoo.utils import wrappers
 
 from .core import Simulator, State, public_state, validate_decks
 from .history import History
-from .observe import OBS_DIM, _observe_one, observation_bounds
+from .observe import OBS_DIM, STATE_DIM, _observe_one, hidden_observation, observation_bounds, state_bounds
 from .rules import NUM_ACTIONS, PHASE_NAMES, Rules, action_to_string
 
 __all__ = ["env", "raw_env"]
@@ -273,6 +280,9 @@ class raw_env(AECEnv):
             })
             for agent in self.possible_agents
         }
+        # The global state for centralised critics (state()): seat 0's observation + every hand,
+        # the pile's make-up and the removed cards.
+        self.state_space = spaces.Box(*state_bounds(rules), (STATE_DIM,), np.float32)
         # The one game. Its seed is replaced by reset(seed=...); with no seed the games
         # follow fresh OS entropy.
         self.sim = Simulator(rules, batch_size=1)
@@ -381,6 +391,17 @@ class raw_env(AECEnv):
         if not self._has_game:
             raise _before_reset("history")
         return self._history
+
+    def state(self) -> np.ndarray:
+        """float32[STATE_DIM]: the global state, for centralised critics (MAPPO-style) only:
+        the observation of ``player_0`` (seats in absolute order) followed by what no player
+        may know, every hand, the pile's cards per company and the removed cards
+        (``startups_env.observe.STATE_PIECES``; the trainer's privileged critic reads the same
+        hidden part). A fresh array each call."""
+        if not self._has_game:
+            raise _before_reset("state")
+        seat = _ONE_GAME  # seat 0: relative seats are the absolute ones
+        return np.concatenate([_observe_one(self.sim.state, 0, None)[0], hidden_observation(self.sim.state, seat)[0]])
 
     def step(self, action) -> None:
         if not self._has_game:

@@ -133,6 +133,59 @@ def observation_bounds(rules: Rules, players: tuple[int, ...] | None = None) -> 
     return _read_only(low, high)
 
 
+# ----------------------------------------------------------------- the global state
+#: The hidden part of the global state (:func:`hidden_observation`): what no single player
+#: may know. The AEC env's ``state()`` is the observation of seat 0 followed by these, so
+#: with the public pieces above it holds the whole deal.
+HIDDEN_PIECES: tuple[Piece, ...] = (
+    Piece("hands", (P, C), *_HAND_CARDS, "every seat's hand, cards per company, by relative seat (0 = the seat observed)"),
+    Piece("pile_cards", (C,), *_CARDS, "cards per company left in the pile"),
+    Piece("removed", (C,), *_fixed(0, NUM_REMOVED), "cards per company removed unseen at the deal"),
+)
+HIDDEN_DIM: int = sum(p.size for p in HIDDEN_PIECES)
+STATE_PIECES: tuple[Piece, ...] = PIECES + HIDDEN_PIECES
+STATE_DIM: int = OBS_DIM + HIDDEN_DIM
+
+
+def hidden_observation(state: State, seat) -> np.ndarray:
+    """float32[B, HIDDEN_DIM]: what ``seat`` (int[B]) may *not* know (:data:`HIDDEN_PIECES`):
+    every seat's hand in relative seat order (0 = ``seat``; padded seats 0), then the cards
+    per company left in the pile, then the removed cards per company. Raw counts. For
+    centralised critics only (the trainer's privileged critic, ``raw_env.state()``); a policy
+    must never get it."""
+    b = state.batch_size
+    seat = np.asarray(seat).astype(np.intp)
+    if seat.shape != (b,):
+        raise ValueError(f"seat must have shape [{b}], got {list(seat.shape)}")
+    games = np.arange(b)
+    absolute, present = queries.absolute_seats(seat, state.num_players)  # [P, B]
+    hands = state.hand[absolute, :, games[None, :]] * present[:, :, None]  # [P, B, C]
+    cards = state.deck[:, :, None] == np.arange(NUM_COMPANIES, dtype=np.int8)  # [45, B, C]
+    pile = (cards & queries.in_pile(state.pile_pos)[:, :, None]).sum(axis=0)
+    removed = cards[queries.REMOVED].sum(axis=0)
+    return np.concatenate([hands.transpose(1, 0, 2).reshape(b, -1), pile, removed], axis=1).astype(np.float32)
+
+
+@functools.lru_cache(maxsize=64)
+def state_bounds(rules: Rules) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) float32[STATE_DIM] of the global state at tables of ``rules``; read-only."""
+    low, high = observation_bounds(rules)
+    hidden = [p.bounds(rules) for p in HIDDEN_PIECES]
+    low = np.concatenate([low] + [np.full(p.size, b[0], np.float32) for p, b in zip(HIDDEN_PIECES, hidden)])
+    high = np.concatenate([high] + [np.full(p.size, b[1], np.float32) for p, b in zip(HIDDEN_PIECES, hidden)])
+    return _read_only(low, high)
+
+
+def state_layout_table() -> str:
+    """The global state's layout (``raw_env.state()``) as a Markdown table."""
+    lines = ["| index | name | shape | range | meaning |", "|---|---|---|---|---|"]
+    start = 0
+    for p in STATE_PIECES:
+        lines.append(f"| {start}-{start + p.size - 1} | `{p.name}` | {list(p.shape)} | {p.range_doc} | {p.doc} |")
+        start += p.size
+    return "\n".join(lines)
+
+
 def views(obs: np.ndarray) -> dict[str, np.ndarray]:
     """Named views of observations [..., OBS_DIM], each reshaped to [..., *piece.shape]."""
     obs = np.asarray(obs)

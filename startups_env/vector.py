@@ -64,35 +64,18 @@ from typing import Any
 import numpy as np
 
 from . import queries
-from .core import Simulator, State, check_seed, is_int
-from .observe import OBS_DIM, observation_bounds, observe
+from .core import Simulator, check_seed, is_int
+from .observe import HIDDEN_DIM, OBS_DIM, hidden_observation, observation_bounds, observe
 from .policy import policy_name
-from .rules import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, NUM_COMPANIES, Rules
+from .rules import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, Rules
 from .table import Table
 
 Opponent = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
-#: Size of :func:`privileged_observation`: every seat's hand (7 x 6, relative seats), the
-#: pile's cards per company (6) and the removed cards per company (6).
-PRIVILEGED_DIM = MAX_PLAYERS * NUM_COMPANIES + 2 * NUM_COMPANIES
-
-
-def privileged_observation(state: State, seat) -> np.ndarray:
-    """float32[B, PRIVILEGED_DIM]: what ``seat`` (int[B]) may *not* know, for training only
-    (e.g. an asymmetric critic that sees all hands; a policy must never get it): every
-    seat's hand in relative seat order (0 = ``seat``; padded seats 0), then the cards per
-    company left in the pile, then the removed cards per company. Raw counts."""
-    b = state.batch_size
-    seat = np.asarray(seat).astype(np.intp)
-    if seat.shape != (b,):
-        raise ValueError(f"seat must have shape [{b}], got {list(seat.shape)}")
-    games = np.arange(b)
-    absolute, present = queries.absolute_seats(seat, state.num_players)  # [P, B]
-    hands = state.hand[absolute, :, games[None, :]] * present[:, :, None]  # [P, B, C]
-    cards = state.deck[:, :, None] == np.arange(NUM_COMPANIES, dtype=np.int8)  # [45, B, C]
-    pile = (cards & queries.in_pile(state.pile_pos)[:, :, None]).sum(axis=0)
-    removed = cards[queries.REMOVED].sum(axis=0)
-    return np.concatenate([hands.transpose(1, 0, 2).reshape(b, -1), pile, removed], axis=1).astype(np.float32)
+#: The trainer's privileged critic input is the hidden part of the AEC env's global state
+#: (``raw_env.state()``): one definition, in :mod:`startups_env.observe`.
+privileged_observation = hidden_observation
+PRIVILEGED_DIM = HIDDEN_DIM
 
 
 def parse_players(spec) -> tuple[int, ...]:
