@@ -37,7 +37,7 @@ class BankerAgent(Agent):
         self.min_coins = check_weight("min_coins", min_coins)
         self.useful_bonus = check_weight("useful_bonus", useful_bonus)
 
-    def act(self, obs, mask, public=None):
+    def act(self, obs, mask, *, public=None, history=None):
         obs, mask = check_act_inputs(obs, mask)
         return banker_actions(features(obs), mask, self.min_coins, self.useful_bonus)
 

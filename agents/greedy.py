@@ -112,7 +112,7 @@ class GreedyAgent(Agent):
         # An unknown override is a TypeError from replace(); bad values are checked by GreedyParams.
         self.params = replace(params, **overrides) if overrides else params
 
-    def act(self, obs, mask, public=None):
+    def act(self, obs, mask, *, public=None, history=None):
         obs, mask = check_act_inputs(obs, mask)
         return greedy_actions(features(obs), mask, self.params)
 

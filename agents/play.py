@@ -47,7 +47,7 @@ class _HumanSeat(Agent):
 
     name = "you"
 
-    def act(self, obs, mask):  # pragma: no cover - the driver never calls it
+    def act(self, obs, mask, *, public=None, history=None):  # pragma: no cover - never called
         raise RuntimeError("the human seat is played from the terminal")
 
 

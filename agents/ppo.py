@@ -297,7 +297,7 @@ class PPOAgent(Agent):
         with torch.inference_mode():
             return self.model.masked_logits(torch.from_numpy(obs), torch.from_numpy(mask)).numpy()
 
-    def act(self, obs, mask, public=None):
+    def act(self, obs, mask, *, public=None, history=None):
         logits = self.logits(obs, mask)
         if not self.deterministic:
             gumbel = -np.log(-np.log(self.rng.random(logits.shape, dtype=np.float32) + 1e-20) + 1e-20)

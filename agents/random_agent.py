@@ -15,6 +15,6 @@ class RandomAgent(Agent):
 
     name = "random"
 
-    def act(self, obs, mask, public=None):
+    def act(self, obs, mask, *, public=None, history=None):
         _, mask = check_act_inputs(obs, mask)
         return queries.uniform_legal(mask, self.rng)

@@ -32,7 +32,7 @@ class SB3Agent(Agent):
         super().__init__(seed)  # unused by the model: kept for the Agent interface
         self.model, self.normalizer, self.name = model, normalizer, name
 
-    def act(self, obs, mask, public=None):
+    def act(self, obs, mask, *, public=None, history=None):
         obs, mask = check_act_inputs(obs, mask)
         if self.normalizer is not None:
             obs = self.normalizer.normalize_obs(obs)

@@ -78,6 +78,25 @@ def test_agents_take_one_game_as_the_pettingzoo_env_gives_it():
         check_act_inputs(obs["observation"], obs["action_mask"].astype(np.float32))
 
 
+def test_every_built_in_bot_takes_the_protocols_keywords():
+    """Any driver may pass ``public=`` and ``history=`` by keyword to any bot (the protocol's
+    signature), whatever the bot declares it needs."""
+    from startups_env.core import public_state
+
+    sim = Simulator(Rules(num_players=4), batch_size=6, seed=4)
+    history = History(6)
+    for _ in range(9):  # a few turns in, so the history holds put-downs
+        actions = sim.random_actions()
+        history.record(sim.state, actions)
+        sim.step(actions)
+    obs, mask = observe(sim.state), sim.legal_mask()
+    public = public_state(sim.state, sim.state.current)
+    for name in ("random", "greedy", "banker", "ppo", "search"):
+        bot = make_agent(name, seed=1, **(SMALL_SEARCH if name == "search" else {}))
+        chosen = bot.act(obs, mask, public=public, history=history)
+        assert mask[np.arange(6), chosen].all(), name
+
+
 def test_agent_seed_takes_what_the_constructor_takes():
     sim = Simulator(Rules(num_players=4), 16, seed=1)
     obs, mask = observe(sim.state), sim.legal_mask()
