@@ -94,6 +94,13 @@ def test_bad_worker_arguments_are_value_errors():
         run_arena([lambda obs, mask: mask.argmax(1), "greedy"], 2, 4, workers=Workers(address="127.0.0.1:1"))
 
 
+def test_without_ray_more_workers_is_a_clear_error(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray fails, as when it is not installed
+    with pytest.raises(ClusterError, match=r"needs Ray, the optional extra: pip install -e \"\.\[ray\]\""):
+        run_arena(SPECS, 3, 6, workers=2)
+    same_games(run_arena(SPECS, 3, 6, workers=1), run_arena(SPECS, 3, 6, batch_size=125))
+
+
 @pytest.mark.parametrize("address, message", [("127.0.0.1:1", "cannot connect"), ("no-port", "is not HOST:PORT"),
                                               ("ray://127.0.0.1:notaport", "is not HOST:PORT")])
 def test_an_unreachable_address_fails_quickly(address, message):
