@@ -41,10 +41,11 @@ for name in "${names[@]}"; do
   if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
   fi
-  # torch first keeps the CPU build; then the library with its own pins, and this package
-  # without letting pip change them (what a user of both gets).
+  # torch first keeps the CPU build; then the library with its own pins, then this package,
+  # whose looser requirements pip meets with what is installed (so the library's pins stay:
+  # what a user of both gets); pettingzoo comes with it where the library lacks it (RLlib).
   if ! { "$venv/bin/pip" install -q torch==2.13.0 && "$venv/bin/pip" install -q $spec \
-         && "$venv/bin/pip" install -q --no-deps -e "$root"; } >"$log" 2>&1; then
+         && "$venv/bin/pip" install -q -e "$root"; } >"$log" 2>&1; then
     echo "recipe $name: FAILED (install; see $log)"; tail -5 "$log"; failed=1; continue
   fi
   "$venv/bin/pip" list 2>/dev/null | grep -iE '^(gymnasium|pettingzoo|numpy|torch|ray|agilerl) ' | tr -s ' ' | sed 's/^/   /'
