@@ -373,6 +373,7 @@ def run_arena(agents, players: int, games: int, seed: int = 0, *, rules: Rules |
     turns = np.zeros(total, np.int32)
     decisions = [0] * players
     act_seconds = [0.0] * players
+    cpu_seconds = 0.0  # CPU time of the processes playing the shards, summed over shards
     owned = not isinstance(workers, Workers)
     pool.start()  # an unreachable cluster fails here, before any game
     start = time.perf_counter()  # the wall time leaves out Ray's start-up (ArenaResult.extra)
@@ -390,13 +391,18 @@ def run_arena(agents, players: int, games: int, seed: int = 0, *, rules: Rules |
             for i in range(players):
                 decisions[i] += out["decisions"][i]
                 act_seconds[i] += out["act_seconds"][i]
+            cpu_seconds += out["cpu_seconds"]
     finally:
         if bar is not None:
             bar.close()
         if owned:
             pool.close()
     wall = time.perf_counter() - start
-    extra = {"ray_startup_seconds": pool.startup_seconds} if not pool.local else {}
+    # With workers: what the scaling figures need (docs/distributed.md). CPU seconds over
+    # the wall time is how many cores the shards kept busy, whatever else the machine ran.
+    extra = {"shards": len(jobs), "shard_cpu_seconds": cpu_seconds} if pool.sharded else {}
+    if not pool.local:
+        extra["ray_startup_seconds"] = pool.startup_seconds
     return ArenaResult(names=names, players=players, seed=seed, ranks=ranks, scores=scores,
                        truncated=truncated, turns=turns, decisions=decisions, act_seconds=act_seconds,
                        wall_seconds=wall, rounds=rules.rounds, turn_cap=rules.turn_cap, rated=bool(rate),
@@ -424,6 +430,7 @@ def _play_shard(job: _ShardJob, report) -> dict:
     caps and turns (indexed by entry) and each entry's decisions and seconds in act().
     ``report(games)`` is told how many of its games are played."""
     players, n = job.rules.num_players, len(job.rotation)
+    cpu = time.process_time()
     # No trial games here: run_arena played them when it built shard 0's entries.
     seeds = _entry_seeds(players, job.seed, job.index)
     agents = [agent if agent is not None else build_agent(job.specs[i], seed=seeds[i])
@@ -449,7 +456,8 @@ def _play_shard(job: _ShardJob, report) -> dict:
     return {"ranks": st.ranks[:players].T[rows, entry_seat], "scores": st.scores[:players].T[rows, entry_seat],
             "truncated": st.capped.copy(), "turns": st.turn.copy(),
             "decisions": [timings.get(i, [0, 0.0])[0] for i in range(players)],
-            "act_seconds": [timings.get(i, [0, 0.0])[1] for i in range(players)]}
+            "act_seconds": [timings.get(i, [0, 0.0])[1] for i in range(players)],
+            "cpu_seconds": time.process_time() - cpu}
 
 
 def played_share(state, rounds: int) -> np.ndarray:
@@ -517,6 +525,9 @@ def main(argv=None) -> int:
     except (ValueError, FileNotFoundError, ConnectionError) as exc:
         parser.error(str(exc))
     print(result.table())
+    if "shards" in result.extra:
+        print(f"workers: {result.extra['shards']} shards, {result.extra['shard_cpu_seconds']:.1f} CPU s inside them "
+              f"({result.extra['shard_cpu_seconds'] / max(result.wall_seconds, 1e-9):.2f} cores busy on average)")
     if "ray_startup_seconds" in result.extra:
         print(f"ray: {result.extra['ray_startup_seconds']:.1f} s to start or join the workers (not in the wall time)")
     if args.json:
