@@ -1,6 +1,7 @@
 """Bots for *Startups* behind one batch interface, and the arena that ranks them.
 
-``make_agent(name)`` builds ``random``, ``greedy``, ``banker``, ``search`` or ``ppo``
+``make_agent(name)`` builds ``random``, ``greedy``, ``banker``, the styles ``hoarder``,
+``spoiler`` and ``noisy``, ``search`` or ``ppo``
 (``ppo:PATH`` for a checkpoint, ``sb3:PATH`` for a MaskablePPO zip, ``module:callable``
 for an outside bot; see :mod:`startups_env.agents.registry`);
 ``python -m startups_env.agents.arena`` plays seat-rotated duplicate tournaments between them.

@@ -18,7 +18,7 @@ Wilson interval (which assumes independent games) is conservative for comparison
 entries and approximate for a single entry.
 
 Agent specs (:mod:`startups_env.agents.registry`): a built-in bot (``random``, ``greedy``,
-``banker``, ``search``, ``ppo``), a checkpoint (``ppo:PATH``, ``sb3:PATH``) or an outside
+``banker``, ``hoarder``, ``spoiler``, ``noisy``, ``search``, ``ppo``), a checkpoint (``ppo:PATH``, ``sb3:PATH``) or an outside
 bot's factory (``module:callable``, importable from ``PYTHONPATH``), optionally with
 arguments in brackets, e.g. ``search[determinizations=8;rollout_epsilon=0.1]``. An outside
 bot plays a few trial positions first, so a broken one fails before the tournament; the

@@ -14,8 +14,8 @@ separated by ``;`` (commas separate the agents of a command-line list):
 ``search[determinizations=8;opponent_model=random]``. Values are read as int, float,
 true/false, else kept as strings. The names:
 
-* ``random``, ``greedy``, ``banker``, ``search``, ``ppo`` (the shipped policy): the
-  built-in bots (:data:`AGENT_NAMES`);
+* ``random``, ``greedy``, ``banker``, ``hoarder``, ``spoiler``, ``noisy``, ``search``,
+  ``ppo`` (the shipped policy): the built-in bots (:data:`AGENT_NAMES`);
 * ``ppo:PATH``: a checkpoint of ``startups_env.train.selfplay``;
 * ``sb3:PATH``: a ``sb3_contrib.MaskablePPO`` ``.zip`` trained on
   :class:`~startups_env.vector.StartupsVecEnv` (needs the ``train`` extra); it plays its
@@ -67,7 +67,7 @@ from .base import Agent
 
 #: The built-in bots :func:`make_agent` knows by name (besides ``ppo:PATH``, ``sb3:PATH``
 #: and outside bots, ``module:callable``).
-AGENT_NAMES = ("random", "greedy", "banker", "search", "ppo")
+AGENT_NAMES = ("random", "greedy", "banker", "hoarder", "spoiler", "noisy", "search", "ppo")
 
 #: ``module:callable``: a dotted module name, a colon, an identifier (``ppo:`` and
 #: ``sb3:`` are read first).
@@ -132,9 +132,9 @@ def is_outside_spec(name: str) -> bool:
 
 def make_agent(name: str, *, seed: int | None = None, **kwargs) -> Agent:
     """An agent by name (see the module docstring): ``"random"``, ``"greedy"``,
-    ``"banker"``, ``"search"``, ``"ppo"`` (the shipped policy), ``"ppo:PATH"`` (a
-    checkpoint), ``"sb3:PATH"`` (a MaskablePPO zip) or ``"module:callable"`` (an outside
-    bot's factory). kwargs go to the agent's constructor or factory (e.g.
+    ``"banker"``, ``"hoarder"``, ``"spoiler"``, ``"noisy"``, ``"search"``, ``"ppo"`` (the
+    shipped policy), ``"ppo:PATH"`` (a checkpoint), ``"sb3:PATH"`` (a MaskablePPO zip) or
+    ``"module:callable"`` (an outside bot's factory). kwargs go to the agent's constructor or factory (e.g.
     ``make_agent("search", determinizations=8)``); the search bot's ``rollout_policy`` may
     be a name, built here."""
     if not isinstance(name, str):
@@ -152,6 +152,18 @@ def make_agent(name: str, *, seed: int | None = None, **kwargs) -> Agent:
         from .banker import BankerAgent
 
         return BankerAgent(seed=seed, **kwargs)
+    if key == "hoarder":
+        from .hoarder import HoarderAgent
+
+        return HoarderAgent(seed=seed, **kwargs)
+    if key == "spoiler":
+        from .spoiler import SpoilerAgent
+
+        return SpoilerAgent(seed=seed, **kwargs)
+    if key == "noisy":
+        from .noisy import NoisyAgent
+
+        return NoisyAgent(seed=seed, **kwargs)
     if key == "search":
         from .search import SearchAgent
 
