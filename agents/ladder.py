@@ -1,18 +1,26 @@
-"""The baseline ladder: every pairing of the bots at a few table sizes, in one table.
+"""The baseline ladder: every bot against every style, at a few table sizes.
 
-    python -m startups_env.agents.ladder --players 3,4,6 --games 2000 --search-games 400 --seed 1 [--json ladder.json]
-    python -m startups_env.agents.ladder --hero ppo --opponents greedy,random --players 3,4,6 --games 2000 --seed 1
+    python -m startups_env.agents.ladder --players 3,4,6 --games 2000 --search-games 400 --seed 1 [--json ladder.json] [--csv ladder.csv]
+    python -m startups_env.agents.ladder --heroes greedy,noisy --styles random,hoarder --players 4 --games 1000 --seed 1
+    python -m startups_env.agents.ladder --hero ppo --players 3,4,6 --games 2000 --seed 1
 
-With ``--hero``, the ladder is that agent against each of ``--opponents`` instead of the
-baseline pairings (how the shipped PPO policy is rated).
+A *pairing* is a hero against N-1 copies of one opponent *style*. The ladder plays every
+hero of ``--heroes`` (default :data:`HEROES`: every rule-based bot and the search) against
+every style of ``--styles`` (default :data:`STYLES`: every rule-based bot), the hero
+against its own style included (self-play, where stalling would show), at each table size
+of ``--players``. ``--hero`` and ``--opponents`` are the same options under their older
+names (one hero, e.g. an outside bot or the shipped PPO policy, against every style).
 
-Each pairing is one :func:`startups_env.agents.arena.run_arena` tournament (seat-rotated duplicate
-deals): a *hero* against N-1 copies of an opponent, plus self-play tables of each
-baseline (where stalling would show). Reported per pairing: the hero's win rate with its
-95% CI (the fair share is 1/N), mean rank, its rating relative to the opponent's copies
-(below), the share of games that hit the turn cap, and for the search bot its time per
-decision (arena wall time / search decisions, the figure that counts on a shared machine,
-and CPU time inside ``act``).
+Each pairing is one :func:`startups_env.agents.arena.run_arena` tournament (seat-rotated
+duplicate deals). Reported per pairing: the hero's win rate with its 95% CI (the fair
+share is 1/N), mean rank, its rating relative to the opponent's copies (below), the share
+of games that hit the turn cap, and for the search bot its time per decision (arena wall
+time / search decisions, the figure that counts on a shared machine, and CPU time inside
+``act``). After the pairings of a table size it prints the **matrix**: the hero's win rate
+[95% CI] per hero (rows) and opponent style (columns), which ``--json`` holds too (key
+``"matrix"``, one entry per table size) and ``--csv`` writes (a row per table size and
+hero). Pairings with the search bot, the slow one, play ``--search-games`` games (0 skips
+them: their cells stay empty); the others ``--games``.
 
 Ratings (:mod:`startups_env.agents.ratings`: Plackett-Luce maximum likelihood over all
 games, Elo-like points, 95% bootstrap intervals over whole deals): a pairing's rating is
@@ -30,6 +38,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import csv
+import io
 import json
 import sys
 
@@ -38,29 +48,31 @@ import numpy as np
 from startups_env.distributed import Workers, add_worker_arguments, workers_from_args
 from startups_env.files import atomic_write
 
-from .arena import run_arena
+from .arena import check_output_path, run_arena
 from .ratings import format_rating, rate
 from .registry import split_names
 
-#: (hero, opponent) pairings; "search" games are the expensive ones.
-PAIRINGS = (
-    ("greedy", "random"),
-    ("banker", "random"),
-    ("greedy", "banker"),
-    ("banker", "greedy"),
-    ("random", "greedy"),
-    ("greedy", "greedy"),
-    ("banker", "banker"),
-    ("random", "random"),
-    ("search", "greedy"),
-)
+#: The heroes of the default ladder: every rule-based bot, then the search bot.
+HEROES = ("random", "greedy", "banker", "hoarder", "spoiler", "noisy", "search")
+#: The opponent styles of the default ladder (each plays N-1 copies of itself).
+STYLES = ("random", "greedy", "banker", "hoarder", "spoiler", "noisy")
+
+
+def matrix_pairings(heroes, styles) -> tuple[tuple[str, str], ...]:
+    """(hero, opponent) pairings of every hero against every style, hero by hero."""
+    return tuple((hero, style) for hero in heroes for style in styles)
+
+
+#: (hero, opponent) pairings of the default ladder; "search" games are the expensive ones.
+PAIRINGS = matrix_pairings(HEROES, STYLES)
 
 
 def run_ladder(players: list[int], games: int, search_games: int, seed: int, progress: bool = False,
                pairings=PAIRINGS, workers: int | Workers | None = None, ray_address: str | None = None) -> dict:
     """Play the pairings at each table size. Returns ``{"pairings": [row, ...], "ratings":
-    [row, ...]}``: one row per pairing played, and one per bot and table size (the joint fit
-    of that size's games); each row is also printed as it is done.
+    [row, ...], "matrix": [table, ...]}``: one row per pairing played, one per bot and table
+    size (the joint fit of that size's games), and one :func:`ladder_matrix` table per
+    table size; each is also printed as it is done.
 
     workers, ray_address: where each arena run's shards are played (see
     :func:`startups_env.agents.arena.run_arena`); one Ray instance serves every pairing."""
@@ -70,7 +82,7 @@ def run_ladder(players: list[int], games: int, search_games: int, seed: int, pro
 
 
 def _run_ladder(players, games, search_games, seed, progress, pairings, pool: Workers) -> dict:
-    rows, ladder = [], []
+    rows, ladder, matrices = [], [], []
     for n in players:
         played = []  # (names of the entries, arena result) of this table size
         for hero, opponent in pairings:
@@ -107,7 +119,67 @@ def _run_ladder(players, games, search_games, seed, progress, pairings, pool: Wo
             table = ladder_ratings(played, seed)
             ladder.extend(table)
             print(_format_ladder(n, table), flush=True)
-    return {"pairings": rows, "ratings": ladder}
+            matrix = ladder_matrix([row for row in rows if row["players"] == n], pairings, n)
+            matrices.append(matrix)
+            print(format_matrix(matrix), flush=True)
+    return {"pairings": rows, "ratings": ladder, "matrix": matrices}
+
+
+def ladder_matrix(rows: list[dict], pairings, players: int) -> dict:
+    """The win rates of one table size's pairing ``rows`` as a matrix: heroes (rows) by
+    opponent styles (columns), each in the order it first appears in ``pairings``. Returns
+    ``{"players", "heroes", "styles", "win_rate", "win_ci", "games"}``, the last three
+    lists of rows, one entry per style: None where the pairing was not played (a search
+    pairing with ``search_games`` 0, or one not in ``pairings``)."""
+    heroes = list(dict.fromkeys(hero for hero, _ in pairings))
+    styles = list(dict.fromkeys(style for _, style in pairings))
+    cell = {(row["hero"], row["opponent"]): row for row in rows if row["players"] == players}
+
+    def grid(key):
+        return [[cell[hero, style][key] if (hero, style) in cell else None for style in styles] for hero in heroes]
+
+    return {"players": players, "heroes": heroes, "styles": styles, "win_rate": grid("win_rate"),
+            "win_ci": grid("win_ci"), "games": grid("games")}
+
+
+def format_matrix(matrix: dict) -> str:
+    """The matrix as text: one line per hero, a ``win rate [95% CI]`` column per style."""
+    n = matrix["players"]
+    width = max(7, *(len(hero) for hero in matrix["heroes"]))
+    cells = 21
+    lines = [f"{n}p  win rate of each hero (rows) against {n - 1} copies of each style (columns), "
+             f"95% Wilson CI; fair share {1 / n:.3f}",
+             f"{n}p  {'':>{width}}  " + "  ".join(f"{style:>{cells}}" for style in matrix["styles"]) + "  games"]
+    for i, hero in enumerate(matrix["heroes"]):
+        texts = []
+        for share, ci in zip(matrix["win_rate"][i], matrix["win_ci"][i]):
+            texts.append("-" if share is None else f"{share:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]")
+        counts = sorted({g for g in matrix["games"][i] if g is not None})
+        lines.append(f"{n}p  {hero:>{width}}  " + "  ".join(f"{t:>{cells}}" for t in texts) + "  "
+                     + ("/".join(str(g) for g in counts) or "-"))
+    return "\n".join(lines)
+
+
+def matrix_csv(matrices: list[dict]) -> str:
+    """The matrices as CSV: one row per table size and hero; for each style its win rate,
+    the 95% CI's bounds and the games played (empty where the pairing was not played)."""
+    styles = list(dict.fromkeys(style for m in matrices for style in m["styles"]))
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(["players", "hero"] + [f"{style} {key}" for style in styles
+                                           for key in ("win_rate", "win_ci_lo", "win_ci_hi", "games")])
+    for m in matrices:
+        for i, hero in enumerate(m["heroes"]):
+            row = [m["players"], hero]
+            for style in styles:
+                j = m["styles"].index(style) if style in m["styles"] else None
+                share = None if j is None else m["win_rate"][i][j]
+                if share is None:
+                    row += ["", "", "", ""]
+                else:
+                    row += [share, m["win_ci"][i][j][0], m["win_ci"][i][j][1], m["games"][i][j]]
+            writer.writerow(row)
+    return buf.getvalue()
 
 
 def ladder_ratings(played, seed: int) -> list[dict]:
@@ -160,18 +232,26 @@ def main(argv=None) -> int:
     p.add_argument("--games", type=int, default=2000, help="games per pairing of rule-based bots")
     p.add_argument("--search-games", type=int, default=400, help="games per pairing with the search bot (0: skip)")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--json", help="write the rows as JSON here")
-    p.add_argument("--hero", help="rate this agent (any agent spec, e.g. ppo, ppo:PATH or an outside bot's "
-                                  "mybot:make_bot) against each of --opponents instead of the baseline pairings")
-    p.add_argument("--opponents", default="greedy,random", help="comma-separated opponents of --hero")
+    p.add_argument("--json", help="write the pairings, ratings and matrices as JSON here")
+    p.add_argument("--csv", help="write the matrices as CSV here (a row per table size and hero)")
+    p.add_argument("--heroes", "--hero", dest="heroes", default=",".join(HEROES),
+                   help="comma-separated heroes, any agent specs (e.g. ppo, ppo:PATH or an outside bot's "
+                        f"mybot:make_bot); default {','.join(HEROES)}")
+    p.add_argument("--styles", "--opponents", dest="styles", default=",".join(STYLES),
+                   help=f"comma-separated opponent styles; default {','.join(STYLES)}")
     p.add_argument("--progress", action="store_true")
     add_worker_arguments(p)
     args = p.parse_args(argv)
-    pairings = PAIRINGS
-    if args.hero:
-        pairings = tuple((args.hero, name) for name in split_names(args.opponents))
-        if not pairings:
-            p.error("--opponents must name at least one agent")
+    heroes, styles = split_names(args.heroes), split_names(args.styles)
+    if not heroes:
+        p.error("--hero must name at least one agent (--heroes is its other name)")
+    if not styles:
+        p.error("--opponents must name at least one agent (--styles is its other name)")
+    pairings = matrix_pairings(heroes, styles)
+    for flag, path in (("--json", args.json), ("--csv", args.csv)):
+        problem = check_output_path(path) if path else None
+        if problem:
+            p.error(f"{flag} {path}: {problem}")
     try:
         players = [int(x) for x in args.players.split(",") if x.strip()]
         with workers_from_args(args) as pool:
@@ -181,6 +261,8 @@ def main(argv=None) -> int:
         p.error(str(exc))
     if args.json:
         atomic_write(args.json, lambda f: json.dump(ladder, f, indent=2), binary=False, make_folders=True)
+    if args.csv:
+        atomic_write(args.csv, lambda f: f.write(matrix_csv(ladder["matrix"])), binary=False, make_folders=True)
     return 0
 
 
