@@ -123,6 +123,15 @@ class GreedyAgent(Agent):
 _OFFSETS = np.array([-1.0, 0.0, 1.0], np.float32)[:, None, None]  # holdings -1, +0, +1
 
 
+def _exp(x: np.ndarray) -> np.ndarray:
+    """float32 ``exp(x)`` of float32 ``x``, computed in float64 and rounded. numpy's own
+    float32 exp is a SIMD routine that differs from the C library's in the last bit on many
+    inputs; through float64 the result is the one compiled code gets (numba's float64 exp,
+    rounded), so that the compiled greedy (startups_env.agents.greedy_kernel) scores every
+    action exactly as this one does."""
+    return np.exp(x.astype(np.float64)).astype(np.float32)
+
+
 def _company_values(f: Features, params: GreedyParams) -> tuple[np.ndarray, np.ndarray]:
     """Value of each company at my holdings -1, +0, +1 cards, and the chance I lead.
 
@@ -135,8 +144,8 @@ def _company_values(f: Features, params: GreedyParams) -> tuple[np.ndarray, np.n
     m = f.holdings[None] + _OFFSETS  # [3, C, B]
     # Half a card of margin is the tie line: a lead needs +1, a loss -1. Logistic chances
     # from one exp: p_lead = 1 / (1 + a / e), p_lose = 1 / (1 + a * e), e = exp(margin).
-    e = np.exp(np.clip((m - best[None]) / scale, -30.0, 30.0))
-    a = np.exp(0.5 / scale)
+    e = _exp(np.clip((m - best[None]) / scale, -30.0, 30.0))
+    a = _exp(0.5 / scale)
     p_lead = e / (e + a)
     p_lose = 1.0 / (1.0 + a * e)
     value = p_lead * (3.0 * total)[None] - p_lose * np.maximum(m, 0.0)

@@ -1,0 +1,330 @@
+"""The ``greedy`` bot compiled with numba: its scores and actions game by game, in scalar code.
+
+:mod:`startups_env.agents.greedy` is the reference: it scores every action of a whole batch
+with a few numpy operations over :class:`~startups_env.agents.features.Features`. Here the
+same evaluation is written for one game at a time, reading the State's arrays directly,
+for compiled callers: a rollout kernel that plays whole games with the greedy policy
+(:func:`greedy_scores_game` is its building block), the batch wrappers
+:func:`greedy_scores_state` and :func:`greedy_actions_state`.
+
+**Equal, not close.** The tests prove the scores equal to the numpy greedy's bit for bit
+(and so the actions equal) on many thousand states of random and greedy games at every
+table size. That holds because every operation here is the one numpy performs, in its
+precision and order: float32 arithmetic where numpy's is float32 (a Python float weight
+times a float32 array is float32 under NEP 50, so the weight is cast first), float64
+where numpy promotes (a weight times a bool array is float64), the exps through float64
+(numpy's float32 ``exp`` is a SIMD routine that differs from libm's; both sides take the
+float64 route, see ``greedy._exp``), and sums over seats and companies left to right, as
+numpy reduces the leading axis of these arrays.
+
+**What the player may see.** :func:`greedy_scores_game` reads, for the player to act, only
+what its observation holds: its own hand, every portfolio, the hand cards known to be in
+other hands, the chips, the market (counts and the coins a take collects), the pile's
+length, the barred company, and the cards it cannot see (deduced from those; never the
+other hands or the deck).
+
+numba is an optional dependency: importing this module without it raises ImportError,
+and the numpy greedy works without it. Kernels compile on first use and are cached on
+disk (``cache=True``).
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from dataclasses import astuple, fields
+
+import numba
+import numpy as np
+
+from startups_env import queries
+from startups_env.core import Simulator, State
+from startups_env.rules import (COMPANY_SIZES, HAND_SIZE, MAX_PLAYERS, NUM_ACTIONS, NUM_COMPANIES,
+                                PUT_PHASE, Action)
+
+from .greedy import GreedyParams
+
+P, C = MAX_PLAYERS, NUM_COMPANIES
+DRAW, TAKE, KEEP, MARKET = int(Action.DRAW), int(Action.TAKE), int(Action.KEEP), int(Action.MARKET)
+_SIZES = np.array(COMPANY_SIZES, np.int64)
+_F32 = np.float32
+
+# The State's arrays in its field order (as startups_env.kernels.StateArrays, which this
+# module will use once it is on main).
+StateArrays = namedtuple("StateArrays", [f.name for f in fields(State)])
+
+
+def arrays(state: State) -> StateArrays:
+    """The arrays of ``state`` (not copied)."""
+    return StateArrays(*(getattr(state, f.name) for f in fields(State)))
+
+
+def kernel_params(params: GreedyParams) -> tuple:
+    """GreedyParams as the kernels take them: the tuple of its fields, in declaration order,
+    as Python floats (float64: the kernels cast to float32 where numpy does)."""
+    if not isinstance(params, GreedyParams):
+        raise ValueError(f"params must be a GreedyParams, got {type(params).__name__}: {params!r}")
+    return tuple(float(x) for x in astuple(params))
+
+
+def _jit(function):
+    return numba.njit(cache=True, nogil=True)(function)
+
+
+# The element-wise pieces of queries, compiled as they are: one home for each rule.
+card_coins = _jit(queries.card_coins)
+pile_left = _jit(queries.pile_left)
+relative_seat = _jit(queries.relative_seat)
+unseen_count = _jit(queries.unseen_count)
+takes_chip = _jit(queries.takes_chip)
+
+
+# ----------------------------------------------------------------------------- one company
+# Small counts of one game kept in one integer, 4 bits an entry (at most 10 cards of a
+# company, 3 hidden hand cards of a seat): held in a register, where an array would be
+# allocated on every call.
+_BITS = 4
+_ENTRY = (1 << _BITS) - 1
+
+
+@_jit
+def _entry(packed, i):
+    return (packed >> (_BITS * i)) & _ENTRY
+
+
+@_jit
+def _seat_after(seat, r, n):
+    """The seat r turns after ``seat`` at a table of n (0 <= r < n; queries.absolute_seats)."""
+    p = seat + r
+    return p - n if p >= n else p
+
+
+@_jit
+def _unseen(s, g, seat, c):
+    """Cards of company c that ``seat`` cannot see in game g (queries.unseen)."""
+    public = 0  # every seat's portfolio and publicly known hand cards
+    for p in range(P):
+        public += s.known[p, c, g] + s.portfolio[p, c, g]
+    return unseen_count(_SIZES[c], public, s.hand[seat, c, g], s.known[seat, c, g], s.market_count[c, g])
+
+
+@_jit
+def _hidden_hand(s, g, p):
+    """The hand cards of seat p in game g that nobody but p knows: HAND_SIZE less its known
+    hand cards, at least 0 (Features.opponent_estimate)."""
+    known = 0
+    for c in range(C):
+        known += s.known[p, c, g]
+    return max(HAND_SIZE - known, 0)
+
+
+@_jit
+def _rivals(s, g, seat, n, c, odds, hidden_hands):
+    """(best, total, shown) of company c in game g, seen from ``seat``: the most cards any
+    rival is expected to hold (float32), the sum over rivals (float32: what a sole leader
+    collects), and the most cards any rival shows (portfolio and known hand cards; int).
+    A rival is expected to hold what it shows plus its hidden hand cards spread like the
+    unseen mix (``odds``: the chance that an unseen card is of company c)."""
+    best, total, shown = _F32(0.0), _F32(0.0), 0
+    for r in range(1, n):
+        p = _seat_after(seat, r, n)
+        portfolio, known = s.portfolio[p, c, g], s.known[p, c, g]
+        expected = (_F32(portfolio) + _F32(known)) + _F32(_entry(hidden_hands, p)) * odds
+        if expected > best:
+            best = expected
+        total += expected
+        shown = max(shown, portfolio + known)
+    return best, total, shown
+
+
+@_jit
+def _value(m, best, total, scale, a):
+    """(value, p_lead), float32: the worth of a company at my holdings ``m`` against rivals
+    expecting ``best`` at most and ``total`` together, and my chance to end as its sole
+    leader (greedy._company_values)."""
+    x = (m - best) / scale
+    x = _F32(-30.0) if x < _F32(-30.0) else x  # (np.clip)
+    x = _F32(30.0) if x > _F32(30.0) else x
+    e = _F32(np.exp(np.float64(x)))
+    p_lead = e / (e + a)
+    p_lose = _F32(1.0) / (_F32(1.0) + a * e)
+    return p_lead * (_F32(3.0) * total) - p_lose * (m if m >= _F32(0.0) else _F32(0.0)), p_lead
+
+
+@_jit
+def _keep_value(lead, reveals, wins_chip, params):
+    """float64: the value of laying a card of the company face up (greedy._keep_and_market):
+    prefer sure leads, avoid chips, hide deciding cards. (numpy: a weight times a float32
+    array is float32, times a bool array float64.)"""
+    spread, spread_per_card, draw_bonus, commit_weight, hide_penalty, chip_value, feed_penalty = params
+    return (np.float64(_F32(commit_weight) * lead) - hide_penalty * (1.0 if reveals and lead > 0.5 else 0.0)
+            + chip_value * (1.0 if wins_chip else 0.0))
+
+
+@_jit
+def _market_value(lead, v_now, v_less, params):
+    """float32: the value of putting a card of the company into the market: one card fewer at
+    the end, and feeding a narrow race costs a little (greedy._keep_and_market)."""
+    feed_penalty = params[6]
+    narrow = _F32(2.0) - _F32(2.0) * lead
+    narrow = _F32(0.0) if narrow < _F32(0.0) else narrow  # (np.clip to [0, 1])
+    narrow = _F32(1.0) if narrow > _F32(1.0) else narrow
+    narrow = narrow * (_F32(1.0) if lead > 0.5 else _F32(0.0))
+    return (v_less - v_now) - _F32(feed_penalty) * narrow
+
+
+# ----------------------------------------------------------------------------- one game
+@_jit
+def greedy_scores_game(s, g, params, out):
+    """Score every action of game g for its player to act, as the greedy bot does.
+
+    Arguments: ``s``, the arrays of a State (a :class:`StateArrays`, or any named tuple
+    with State's field names and dtypes); ``g``, the game (column) to score; ``params``,
+    :func:`kernel_params` of a GreedyParams (a tuple of 7 float64); ``out``, float32[19],
+    overwritten with the scores: exactly ``greedy_scores(state_features(state),
+    params)[:, g]``, -inf for the actions of the other phase and for put-downs of cards not
+    in hand (not masked by legality otherwise). Reads only what the player to act may see;
+    allocates nothing; returns nothing. Callable from other numba functions."""
+    spread, spread_per_card, draw_bonus, commit_weight, hide_penalty, chip_value, feed_penalty = params
+    seat, n = int(s.current[g]), int(s.num_players[g])  # (Python ints where the source runs uncompiled)
+    put = s.phase[g] == PUT_PHASE
+    barred = s.barred[g]
+    # The logistic's spread shrinks as the pile runs out (pile cards still to reach each player).
+    future_cards = _F32(pile_left(s.pile_pos[g])) / max(_F32(n), _F32(1.0))
+    scale = np.sqrt(_F32(spread * spread) + _F32(spread_per_card) * future_cards)
+    a = _F32(np.exp(np.float64(_F32(0.5) / scale)))  # half a card of margin: the tie line
+    unseen, unseen_total = 0, 0  # the cards I cannot see, per company (packed)
+    for c in range(C):
+        count = _unseen(s, g, seat, c)
+        unseen |= int(count) << (_BITS * c)
+        unseen_total += count
+    per_unseen = max(_F32(unseen_total), _F32(1.0))
+    hidden_hands = 0  # each rival's hand cards nobody else knows (packed by seat)
+    for r in range(1, n):
+        p = _seat_after(seat, r, n)
+        hidden_hands |= int(_hidden_hand(s, g, p)) << (_BITS * p)
+
+    # Every company: its put-downs with the hand as it is (the scores of the put-down phase);
+    # in the take phase, what a take of it is worth once gained.
+    first_keep, top_keep, second_keep = -np.inf, 0, -np.inf  # (np.argmax: the first of equals)
+    first_market, top_market, second_market = _F32(-np.inf), 0, _F32(-np.inf)
+    flags = 0  # reveals and wins_chip of each company (take phase)
+    for c in range(C):
+        odds = _F32(_entry(unseen, c)) / per_unseen
+        best, total, rivals_shown = _rivals(s, g, seat, n, c, odds, hidden_hands)
+        holdings = _F32(s.hand[seat, c, g]) + _F32(s.portfolio[seat, c, g])
+        mine_shown = s.portfolio[seat, c, g] + s.known[seat, c, g]
+        reveals = mine_shown <= rivals_shown and mine_shown + 1 > rivals_shown  # a hidden lead made public
+        chip = s.chip[c, g]
+        holder = relative_seat(chip, seat, n) if chip >= 0 else -1
+        wins_chip = (takes_chip(holder, s.portfolio[seat, c, g] + 1, s.portfolio[chip if chip >= 0 else seat, c, g])
+                     and holder != 0)  # (holding it already: no win)
+        v_less, _ = _value(holdings - _F32(1.0), best, total, scale, a)
+        v_now, lead = _value(holdings, best, total, scale, a)
+        held = s.hand[seat, c, g] > 0
+        keep = _keep_value(lead, reveals, wins_chip, params) if held else -np.inf
+        market = _market_value(lead, v_now, v_less, params) if held and c != barred else _F32(-np.inf)
+        if put:
+            out[KEEP + c] = _F32(keep)
+            out[MARKET + c] = market
+            continue
+        if keep > first_keep:
+            first_keep, top_keep, second_keep = keep, c, first_keep
+        elif keep > second_keep:
+            second_keep = keep
+        if market > first_market:
+            first_market, top_market, second_market = market, c, first_market
+        elif market > second_market:
+            second_market = market
+        # Gained by a take, the card counts one higher. (out holds these until the loop below.)
+        v_more, lead_more = _value(holdings + _F32(1.0), best, total, scale, a)
+        out[TAKE + c] = v_more - v_now  # the value of one more card of company c
+        out[KEEP + c] = lead_more
+        out[MARKET + c] = _market_value(lead_more, v_more, v_now, params)  # the gained card into the market
+        flags |= (1 if reveals else 0) << (2 * c) | (1 if wins_chip else 0) << (2 * c + 1)
+    if put:
+        for action in range(KEEP):
+            out[action] = -np.inf
+        return
+
+    # Each take option gains a card of company c, then the best put-down follows: of another
+    # hand card (values as now) or of the gained card itself (one card higher). Nothing is
+    # barred before the take, and taking c from the market bars c.
+    draw_value, draw_cost = 0.0, 0
+    for c in range(C):
+        gain, lead_more, market_gained = out[TAKE + c], out[KEEP + c], out[MARKET + c]
+        keep_gained = _keep_value(lead_more, (flags >> (2 * c)) & 1 == 1, (flags >> (2 * c + 1)) & 1 == 1, params)
+        keep_other = second_keep if c == top_keep else first_keep
+        market_other = second_market if c == top_market else first_market
+        best_keep = keep_other if keep_other >= keep_gained else keep_gained  # (np.maximum)
+        best_put_taken = best_keep if best_keep >= market_other else np.float64(market_other)
+        best_put = best_put_taken if best_put_taken >= market_gained else np.float64(market_gained)  # after a draw
+        count = s.market_count[c, g]
+        coins = card_coins(s.market_paid[c, g], s.market_stamp[c, s.market_head[c, g], g]) if count > 0 else 0
+        out[TAKE + c] = _F32(np.float64(gain + _F32(coins)) + best_put_taken)
+        # The draw: an average over the unseen mix, less the coins it lays on the market (one
+        # on each card of a company whose chip I lack).
+        term = np.float64(_F32(_entry(unseen, c)) / per_unseen) * (np.float64(gain) + best_put)
+        draw_value = term if c == 0 else draw_value + term
+        if s.chip[c, g] != seat:
+            draw_cost += count
+        out[KEEP + c] = -np.inf
+        out[MARKET + c] = -np.inf
+    out[DRAW] = _F32(draw_value - np.float64(_F32(draw_cost)) + draw_bonus)
+
+
+@_jit
+def best_legal_game(scores, legal):
+    """The legal action with the highest score (the first of equals), from scores
+    float32[19] and legal bool[19]; where every legal score is -inf, the first legal action
+    (0 if none): greedy.best_legal for one game."""
+    choice, top = 0, -np.inf
+    for action in range(NUM_ACTIONS):
+        value = scores[action] if legal[action] else -np.inf
+        if value > top or (np.isnan(value) and not np.isnan(top)):  # (np.argmax: nan first)
+            choice, top = action, value
+    if not np.isfinite(top) or not legal[choice]:
+        for action in range(NUM_ACTIONS):
+            if legal[action]:
+                return action
+        return 0
+    return choice
+
+
+# ----------------------------------------------------------------------------- batches
+@numba.njit(cache=True, nogil=True, parallel=True)
+def _scores_all(s, params, out):
+    for g in numba.prange(out.shape[1]):
+        greedy_scores_game(s, g, params, out[:, g])
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def _actions_all(s, params, legal, scores, actions):
+    for g in numba.prange(actions.shape[0]):
+        greedy_scores_game(s, g, params, scores[g])
+        actions[g] = best_legal_game(scores[g], legal[g])
+
+
+def greedy_scores_state(state: State, params: GreedyParams = GreedyParams()) -> np.ndarray:
+    """float32[19, B]: the greedy bot's scores of every action in every game of ``state``,
+    for its player to act; equal to ``greedy_scores(state_features(state), params)``."""
+    scores = np.empty((NUM_ACTIONS, state.batch_size), np.float32)
+    _scores_all(arrays(state), kernel_params(params), scores)
+    return scores
+
+
+def greedy_actions_state(state: State, mask: np.ndarray | None = None,
+                         params: GreedyParams = GreedyParams()) -> np.ndarray:
+    """int64[B]: the greedy bot's action in each game of ``state``; equal to
+    ``greedy_actions(state_features(state), mask, params)``. mask: bool[B, 19], default the
+    legal mask."""
+    b = state.batch_size
+    if mask is None:
+        mask = Simulator.from_state(state).legal_mask()
+    mask = np.asarray(mask, bool)
+    if mask.shape != (b, NUM_ACTIONS):
+        raise ValueError(f"mask must be bool[{b}, {NUM_ACTIONS}], got shape {list(mask.shape)}")
+    actions = np.empty(b, np.int64)
+    _actions_all(arrays(state), kernel_params(params), np.ascontiguousarray(mask),
+                 np.empty((b, NUM_ACTIONS), np.float32), actions)
+    return actions
+

@@ -1,0 +1,158 @@
+"""The compiled greedy (startups_env.agents.greedy_kernel) against the numpy greedy, its
+reference: scores equal bit for bit (so the actions too) on states of random and greedy
+games at every table size, and the compiled hand-hypothesis weighting equal to the numpy one."""
+
+import os
+import subprocess
+import sys
+from dataclasses import fields, replace
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+from startups_env.agents import greedy_kernel  # noqa: E402
+from startups_env.agents.features import state_features  # noqa: E402
+from startups_env.agents.greedy import GreedyParams, best_legal, greedy_actions, greedy_scores  # noqa: E402
+from startups_env.core import Simulator, State  # noqa: E402
+from startups_env.rules import DECK_SIZE, MAX_PLAYERS, MIN_PLAYERS, Rules  # noqa: E402
+
+# Weights far from the defaults: negative penalties (a weight times 0 is -0.0 there), a
+# narrow spread (logistics near 0 and 1, exps clipped), a bonus that makes draws lose.
+ODD_PARAMS = GreedyParams(spread=0.05, spread_per_card=0.0, draw_bonus=-2.0, commit_weight=-0.3,
+                          hide_penalty=-0.5, chip_value=0.7, feed_penalty=-1.0)
+
+
+def _concat(states: list[State]) -> State:
+    return State(**{f.name: np.concatenate([getattr(s, f.name) for s in states], axis=-1) for f in fields(State)})
+
+
+def _positions(players: int, games: int, seed: int, policy: str, params: GreedyParams = GreedyParams()) -> State:
+    """Every position of ``games`` games at a table of ``players``, played to the end by random
+    or greedy players, and the finished games' last states."""
+    sim = Simulator(Rules(num_players=players), batch_size=games, seed=seed)
+    seen = []
+    while not sim.done.all():
+        seen.append(sim.state.take(np.flatnonzero(~sim.done)))
+        mask = sim.legal_mask()
+        sim.step(sim.random_actions(mask) if policy == "random" else
+                 greedy_actions(state_features(sim.state), mask, params))
+    seen.append(sim.state.copy())
+    return _concat(seen)
+
+
+@pytest.fixture(scope="module")
+def positions() -> State:
+    return _concat([_positions(n, 6, 10 * n + k, policy)
+                    for n in range(MIN_PLAYERS, MAX_PLAYERS + 1) for k, policy in enumerate(("random", "greedy"))])
+
+
+def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.dtype == b.dtype == np.float32 and a.shape == b.shape and np.array_equal(a.view(np.int32), b.view(np.int32))
+
+
+def test_the_positions_cover_every_kind_of_state(positions):
+    s = positions
+    running = ~s.done
+    assert running.sum() > 6000 and s.done.sum() == 72
+    assert set(np.unique(s.num_players)) == set(range(MIN_PLAYERS, MAX_PLAYERS + 1))
+    assert (running & (s.phase == 1)).sum() > 3000 and (running & (s.phase == 0)).sum() > 3000
+    assert (running & (s.pile_pos == DECK_SIZE)).sum() >= 60  # the last put-down of a game
+    assert ((s.barred >= 0) & (s.phase == 1)).sum() > 1000  # just taken from the market
+    assert ((s.chip >= 0).sum(axis=0) >= 3).sum() > 3000  # chips held
+    assert (s.market_count.sum(axis=0) >= 4).sum() > 200 and (s.market_take_coins() >= 3).any(axis=0).sum() > 500
+
+
+@pytest.mark.parametrize("params", [GreedyParams(), ODD_PARAMS], ids=["default", "odd"])
+def test_scores_equal_the_numpy_greedys_bit_for_bit(positions, params):
+    want = greedy_scores(state_features(positions), params)
+    got = greedy_kernel.greedy_scores_state(positions, params)
+    assert _same_bits(got, want)
+    assert np.isfinite(got).any(axis=0).all() and (got == -np.inf).any()
+
+
+@pytest.mark.parametrize("params", [GreedyParams(), ODD_PARAMS], ids=["default", "odd"])
+def test_actions_equal_the_numpy_greedys(positions, params):
+    mask = Simulator.from_state(positions.copy()).legal_mask()
+    want = greedy_actions(state_features(positions), mask, params)
+    assert np.array_equal(greedy_kernel.greedy_actions_state(positions, mask, params), want)
+    assert np.array_equal(greedy_kernel.greedy_actions_state(positions, None, params), want)  # (the legal mask)
+    # Any mask: ties, and masks whose every allowed score is -inf (the first allowed action).
+    rng = np.random.default_rng(0)
+    odd = rng.random(mask.shape) < 0.2
+    assert np.array_equal(greedy_kernel.greedy_actions_state(positions, odd, params),
+                          greedy_actions(state_features(positions), odd, params))
+
+
+def test_games_played_by_the_two_greedies_are_the_same():
+    for players in (3, 6):
+        sim = Simulator(Rules(num_players=players), batch_size=16, seed=players)
+        other = Simulator(Rules(num_players=players), batch_size=16, seed=players)
+        while not sim.done.all():
+            mask = sim.legal_mask()
+            sim.step(greedy_actions(state_features(sim.state), mask))
+            other.step(greedy_kernel.greedy_actions_state(other.state, other.legal_mask()))
+            assert all(np.array_equal(getattr(sim.state, f.name), getattr(other.state, f.name))
+                       for f in fields(State))
+
+
+def test_one_game_at_a_time(positions):
+    """At B = 1 numpy takes other paths (small-batch reductions); the scores are still equal."""
+    rng = np.random.default_rng(1)
+    for g in rng.choice(positions.batch_size, 60, replace=False):
+        one = positions.take([g])
+        assert _same_bits(greedy_kernel.greedy_scores_state(one), greedy_scores(state_features(one))), g
+
+
+def test_best_legal_game_is_best_legal():
+    rng = np.random.default_rng(2)
+    scores = rng.integers(-2, 3, (19, 500)).astype(np.float32)  # many ties
+    scores[rng.random(scores.shape) < 0.3] = -np.inf
+    mask = rng.random((500, 19)) < 0.3
+    mask[:5] = False  # no legal action: 0
+    want = best_legal(scores, mask)
+    got = [greedy_kernel.best_legal_game(np.ascontiguousarray(scores[:, g]), mask[g]) for g in range(500)]
+    assert np.array_equal(got, want)
+
+
+def test_bad_input_is_refused():
+    state = Simulator(batch_size=3, seed=0).state
+    with pytest.raises(ValueError, match="mask must be bool"):
+        greedy_kernel.greedy_actions_state(state, np.ones((3, 18), bool))
+    with pytest.raises(ValueError, match="params must be a GreedyParams"):
+        greedy_kernel.greedy_scores_state(state, {"spread": 0.3})
+    params = greedy_kernel.kernel_params(replace(GreedyParams(), spread=0.5))
+    assert params[0] == 0.5 and len(params) == 7 and all(type(x) is float for x in params)
+
+
+_PYTHON_CHECK = """
+import numpy as np
+from startups_env.agents import greedy_kernel
+from startups_env.agents.features import state_features
+from startups_env.agents.greedy import greedy_actions, greedy_scores
+from startups_env.core import Simulator
+from startups_env.rules import Rules
+assert not hasattr(greedy_kernel.greedy_scores_game, "py_func")  # plain Python
+for players in (2, 5, 7):
+    sim = Simulator(Rules(num_players=players), batch_size=3, seed=players)
+    for step in range(60):
+        if sim.done.all():
+            break
+        mask = sim.legal_mask()
+        want = greedy_scores(state_features(sim.state))
+        got = greedy_kernel.greedy_scores_state(sim.state)
+        assert np.array_equal(got.view(np.int32), want.view(np.int32)), (players, step)
+        actions = greedy_kernel.greedy_actions_state(sim.state, mask)
+        assert np.array_equal(actions, greedy_actions(state_features(sim.state), mask))
+        sim.step(actions)
+print("same")
+"""
+
+
+def test_the_python_source_scores_alike_without_the_compiler():
+    """With NUMBA_DISABLE_JIT=1 the kernels run as the Python they are written in (so coverage
+    sees them), with numpy scalars: the same scores."""
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    done = subprocess.run([sys.executable, "-c", _PYTHON_CHECK], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and done.stdout.strip() == "same", done.stderr[-3000:]
