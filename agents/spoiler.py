@@ -17,7 +17,7 @@ class SpoilerAgent(Agent):
 
     For each company it compares its own cards (hand + portfolio) with the most any rival
     shows. A company is *contested* when a rival shows at least as many as the bot and at
-    most ``reach`` more; it is *lost* when a rival shows more than that; otherwise the bot
+    most ``reach`` more (default 1); it is *lost* when a rival shows more than that; otherwise the bot
     leads it (or nobody holds it).
 
     * **Take.** A card of a contested company is worth 3 coins, less half a coin per card
@@ -30,8 +30,8 @@ class SpoilerAgent(Agent):
     * **Put down.** It sends lost companies' cards to the market (each would cost a coin at
       the end), the most hopeless first. Otherwise it lays a contested company's card face
       up (the closest race first), where the leader sees the race and the chip may change
-      hands; it lays a card of a company it leads face up only when it has no other, and
-      it feeds the market no card of a company it contests or leads.
+      hands; failing that, the card of the company it leads by most. It feeds the market
+      no card of a company it contests or leads.
 
     **What it assumes about its opponents.** It reads only public counts: a rival holds what
     it shows (its portfolio and the hand cards seen taken from the market), its other hand
@@ -42,7 +42,7 @@ class SpoilerAgent(Agent):
 
     name = "spoiler"
 
-    def __init__(self, seed: int | None = None, reach: float = 2.0):
+    def __init__(self, seed: int | None = None, reach: float = 1.0):
         super().__init__(seed)
         self.reach = check_weight("reach", reach)
         if self.reach < 0:
@@ -71,9 +71,10 @@ def spoiler_actions(f: Features, mask: np.ndarray, reach: float) -> np.ndarray:
     scores[Action.DRAW] = (f.draw_odds() * worth).sum(axis=0) - f.draw_cost()
 
     # Put-down phase: dump lost companies (the most hopeless first), else lay a contested
-    # card face up (closest leader first), else lay a led company's card face up.
+    # card face up (closest leader first), else the card of the widest lead (a deficit is
+    # at most 10 cards, so the three kinds of card keep their order).
     has = f.put_phase[None] & (f.hand > 0)
-    keep = np.where(contested, 10.0 - deficit, np.where(lost, -10.0, 0.0))
+    keep = np.where(contested, 20.0 - deficit, np.where(lost, -20.0, -deficit))
     market = np.where(lost, 20.0 + deficit, -20.0)
     scores[Action.KEEP:Action.MARKET] = np.where(has, keep, -np.inf)
     scores[Action.MARKET:] = np.where(has & ~f.barred, market, -np.inf)

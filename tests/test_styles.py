@@ -131,6 +131,13 @@ def test_the_spoiler_lays_a_contested_card_face_up_and_dumps_a_lost_one():
     assert spoiler.act(obs, _mask(obs))[0] == Action.KEEP + 2
 
 
+def test_the_spoiler_shows_its_widest_lead_where_the_hoarder_shows_its_weakest():
+    # Nothing contested: I lead elephant by 3 (nobody else shows one) and hippo by 1.
+    obs = _obs(put=True, hand=[(4, 2), (5, 2)], portfolios={(1, 4): 1, (0, 5): 1})
+    assert make_agent("spoiler").act(obs, _mask(obs))[0] == Action.KEEP + 5
+    assert make_agent("hoarder").act(obs, _mask(obs))[0] == Action.KEEP + 4
+
+
 # ----------------------------------------------------------------------------- noisy
 
 def test_noisy_at_epsilon_0_is_greedy():
@@ -174,7 +181,7 @@ def test_style_settings_are_checked(spec, message):
 
 def test_style_specs_carry_their_settings():
     assert build_agent("noisy[epsilon=0.1]").epsilon == 0.1
-    assert build_agent("spoiler[reach=1]").reach == 1.0
+    assert build_agent("spoiler[reach=2]").reach == 2.0
     assert build_agent("hoarder[lead_value=3]").lead_value == 3.0
     assert [make_agent(name).name for name in STYLES] == list(STYLES)
 
