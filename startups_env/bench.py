@@ -4,7 +4,9 @@ Prints one line per figure, each the median of ``--repeats`` timed runs of ``--s
 wall-clock seconds (after a short untimed warm-up), with uniformly random legal actions
 and every reset included:
 
-    batch B=16384 players=4 decisions_per_s=...   Simulator(auto_reset=True): random_actions() + step()
+    numba_first_use_s=...                         importing the kernels and a first step (compile or cache load)
+    batch B=16384 players=4 backend=numpy decisions_per_s=...   Simulator(auto_reset=True): random_actions() + step(),
+                                                  once per installed backend
     aec players=4 decisions_per_s=...             env() driven by PettingZoo's usual random-agent loop
     observe B=4096 players=4 obs_per_s=...        observe.observe() of the player to act, B games at once
     state_bytes_per_game=...                      the numpy State of one game (Simulator caches excluded)
@@ -28,7 +30,7 @@ import argparse
 import statistics
 import time
 
-from .core import Simulator
+from .core import BACKENDS, Simulator, numba_available
 from .observe import observe
 from .rules import Rules
 
@@ -48,9 +50,9 @@ def _timed(run_chunk, seconds: float) -> float:
             return done / elapsed
 
 
-def batch_rate(players: int, batch_size: int, seconds: float, seed: int = 0) -> float:
+def batch_rate(players: int, batch_size: int, seconds: float, seed: int = 0, backend: str = "numpy") -> float:
     """Decisions per second of ``Simulator.random_actions`` + ``Simulator.step``."""
-    sim = Simulator(Rules(num_players=players), batch_size=batch_size, seed=seed, auto_reset=True)
+    sim = Simulator(Rules(num_players=players), batch_size=batch_size, seed=seed, auto_reset=True, backend=backend)
     # Enough steps per timing check that the clock is read rarely.
     chunk = max(1, 4096 // batch_size)
 
@@ -144,10 +146,19 @@ def main(argv=None) -> None:
     if seconds <= 0:
         parser.error("--seconds must be positive")
     p, r = args.players, args.repeats
+    backends = [b for b in BACKENDS if b == "numpy" or numba_available()]
+    if "numba" in backends:
+        start = time.perf_counter()
+        from . import kernels  # noqa: F401  (compiles the kernels, or loads them from the cache)
+
+        Simulator(Rules(num_players=p), 2, seed=0, backend="numba").step([0, 0])
+        print(f"numba_first_use_s={time.perf_counter() - start:.2f}  (compile, or load from the on-disk cache)",
+              flush=True)
 
     for b in sizes:
-        rate = _median(lambda seed, b=b: batch_rate(p, b, seconds, seed), r)
-        print(f"batch B={b} players={p} decisions_per_s={rate}", flush=True)
+        for backend in backends:  # side by side: the ratio is what a shared machine measures well
+            rate = _median(lambda seed, b=b, backend=backend: batch_rate(p, b, seconds, seed, backend), r)
+            print(f"batch B={b} players={p} backend={backend} decisions_per_s={rate}", flush=True)
     rate = _median(lambda seed: aec_rate(p, seconds, seed), r)
     print(f"aec players={p} decisions_per_s={rate}", flush=True)
     if args.observe_batch:

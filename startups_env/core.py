@@ -272,6 +272,40 @@ def validate_decks(decks, count: int, rounds: int = 1) -> np.ndarray:
     return arr.astype(np.int8)
 
 
+BACKENDS = ("numpy", "numba")
+
+
+def _load_kernels():
+    """The compiled kernels, imported on first use (the import compiles or loads them)."""
+    from . import kernels
+
+    return kernels
+
+
+def numba_available() -> bool:
+    """Whether the compiled backend can run here (numba is installed)."""
+    import importlib.util
+
+    return importlib.util.find_spec("numba") is not None
+
+
+def default_backend() -> str:
+    """The fastest installed backend: ``"numba"`` where numba is installed, else ``"numpy"``."""
+    return "numba" if numba_available() else "numpy"
+
+
+def resolve_backend(backend: str | None) -> str:
+    """``backend`` checked (None: :func:`default_backend`); a ValueError names the choices,
+    and asking for numba where it is not installed says how to install it."""
+    if backend is None:
+        return default_backend()
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS} or None (the fastest installed), got {backend!r}")
+    if backend == "numba" and not numba_available():
+        raise ValueError("backend='numba' needs numba: pip install 'startups-env[fast]' (or pip install numba)")
+    return backend
+
+
 class Simulator:
     """B games of *Startups* in lockstep; one :meth:`step` applies one decision to each.
 
@@ -282,16 +316,24 @@ class Simulator:
             mask = sim.legal_mask()                       # bool[B, 19]
             actions = sim.random_actions(mask)            # or your policy
             result = sim.step(actions)                    # StepResult
+
+    backend: ``"numpy"`` (the reference: whole-batch numpy operations) or ``"numba"`` (the
+    compiled kernels of :mod:`startups_env.kernels`, game by game, proven equal to numpy
+    state for state); None (default) takes the fastest installed, numba where it is
+    installed (``pip install 'startups-env[fast]'``). Everything else (the API, the
+    games a seed deals, results, errors, auto-reset, rewards) is the same on both.
     """
 
     def __init__(self, rules: Rules | None = None, batch_size: int = 1, *, seed=None, auto_reset: bool = False,
-                 decks=None, num_players=None):
-        self._configure(rules, batch_size, auto_reset, seed)
+                 decks=None, num_players=None, backend: str | None = None):
+        self._configure(rules, batch_size, auto_reset, seed, backend)
         self._state = State.empty(self.batch_size)
         self.reset(seed=seed, decks=decks, num_players=num_players)
 
-    def _configure(self, rules: Rules | None, batch_size: int, auto_reset: bool, seed) -> None:
+    def _configure(self, rules: Rules | None, batch_size: int, auto_reset: bool, seed, backend: str | None) -> None:
         """Everything but the games: check the arguments, set up the caches and the generator."""
+        self.backend = resolve_backend(backend)
+        self._kernels = _load_kernels() if self.backend == "numba" else None
         if rules is None:
             rules = Rules()
         if not isinstance(rules, Rules):
@@ -312,12 +354,16 @@ class Simulator:
         self._arange = np.arange(self.batch_size)
         self._batch = np.array(self.batch_size, np.intp)
         self._one_action = np.zeros(1, np.intp)  # _step_one's action buffer
+        self._one_game = np.zeros(1, np.intp)  # game 0: the game whose round ended, at B = 1
+        self._all_active = np.ones(self.batch_size, bool)
+        self._over = np.zeros(self.batch_size, bool)  # the compiled step's "round ended" flags
         # row * B: the flat offset of row r of an [R, B] array (R <= 45), to address the
         # columns of some games (+ games) through flat views.
         self._row_starts = (np.arange(DECK_SIZE, dtype=np.intp) * self.batch_size)[:, None]
 
     @classmethod
-    def from_state(cls, state: State, rules: Rules | None = None, *, seed=None) -> "Simulator":
+    def from_state(cls, state: State, rules: Rules | None = None, *, seed=None,
+                   backend: str | None = None) -> "Simulator":
         """A simulator that continues the games of ``state`` (used as is, not copied), e.g. a
         search bot's rollouts from sampled states (``State.take`` of a running batch with
         hidden cards re-dealt). Later rounds of the round game are shuffled from ``seed``."""
@@ -343,7 +389,7 @@ class Simulator:
                 raise ValueError(f"state.{f.name} must be {want.dtype}{list(shape)} for a batch of {b} games "
                                  f"(as State.empty({b})), got {given}")
         sim = cls.__new__(cls)  # (no deal: the games are given)
-        sim._configure(rules, b, False, seed)
+        sim._configure(rules, b, False, seed, backend)
         sim._validate_num_players(state.num_players)
         sim.state = state
         return sim
@@ -489,7 +535,7 @@ class Simulator:
     def _phase_games(self) -> tuple[np.ndarray, np.ndarray]:
         """bool[B] masks of running games in the take and in the put-down phase (cached
         together with the legal mask; callers must not modify them)."""
-        if self._mask_cache is not None:
+        if self._mask_cache is not None and self._phase_cache is not None:
             return self._phase_cache
         s = self.state
         done = s.terminated | s.truncated
@@ -500,6 +546,13 @@ class Simulator:
         """bool[19, B] legal mask (cached until the state changes)."""
         if self._mask_cache is not None:
             return self._mask_cache
+        if self._kernels is not None:
+            s = self.state
+            mask = np.empty((NUM_ACTIONS, self.batch_size), bool)
+            self._kernels.legal_rows(mask, s.hand, s.coins, s.chip, s.market_count, s.current, s.phase, s.barred,
+                                     s.terminated, s.truncated)
+            self._mask_cache = mask
+            return mask
         s, b = self.state, self.batch_size
         take, put = self._phase_cache = self._phase_games()
         seats = self._seats_cache = self._seat_cells()
@@ -553,7 +606,11 @@ class Simulator:
         choice = np.full(rows.shape[1], lo, np.int8)
         if hi <= lo:
             return choice
-        choice += queries.legal_choice(rows[lo:hi], rng.random(rows.shape[1], dtype=np.float32))
+        u = rng.random(rows.shape[1], dtype=np.float32)
+        if self._kernels is not None:
+            self._kernels.legal_choice(rows, u, lo, hi, choice)
+        else:
+            choice += queries.legal_choice(rows[lo:hi], u)
         return choice
 
     # ------------------------------------------------------------------ step
@@ -586,6 +643,8 @@ class Simulator:
         actions, and no game changes.
         """
         a = self._check_actions(actions)
+        if self._kernels is not None:
+            return self._step_compiled(a, active)
         rows = self._legal_rows()
         take, put = self._phase_cache  # valid with the mask, like the game counts
         counts = self._phase_counts
@@ -599,14 +658,48 @@ class Simulator:
             counts = (np.count_nonzero(take), np.count_nonzero(put))
         running = take | put
         if np.count_nonzero(running > legal):  # some running game got an illegal action
-            s = self.state
-            illegal = np.flatnonzero(~legal & running)
-            details = ", ".join(
-                f"game {g}: {action_to_string(a[g])} ({int(a[g])}) in {('take', 'put-down')[s.phase[g]]} phase"
-                for g in illegal[:10]
-            )
-            raise ValueError(f"illegal actions in {illegal.size} game(s): {details}")
+            self._raise_illegal(a, legal, running)
         return self._apply(a, rows, take, put, counts)
+
+    def _raise_illegal(self, a: np.ndarray, legal: np.ndarray, running: np.ndarray):
+        """The ValueError of :meth:`step` for actions ``a`` where ``running > legal``."""
+        s = self.state
+        illegal = np.flatnonzero(~legal & running)
+        details = ", ".join(
+            f"game {g}: {action_to_string(a[g])} ({int(a[g])}) in {('take', 'put-down')[s.phase[g]]} phase"
+            for g in illegal[:10]
+        )
+        raise ValueError(f"illegal actions in {illegal.size} game(s): {details}")
+
+    def _step_compiled(self, a: np.ndarray, active) -> StepResult:
+        """:meth:`step` on the numba kernels (``a`` checked, intp[B]): the legality of every
+        action is checked before any game changes."""
+        rows = self._legal_rows()
+        if active is None:
+            active = self._all_active
+        else:
+            active = np.asarray(active)
+            if active.dtype != bool or active.shape != (self.batch_size,):
+                raise ValueError(f"active must be a bool array of shape [{self.batch_size}], got "
+                                 f"{active.dtype} {list(active.shape)}")
+        s = self.state
+        if self._kernels.count_illegal(rows, a, active, s.terminated, s.truncated):
+            self._raise_illegal(a, rows.take(self._flat(a)), active & ~s.done)
+        over = self._over
+        k = self._kernels
+        step = k.step_games_parallel if self.batch_size >= k.PARALLEL_FROM else k.step_games
+        self._mask_cache = None
+        rows = np.empty((NUM_ACTIONS, self.batch_size), bool)  # the next mask, filled by the step
+        step(a, active, self.rules.turn_cap, over, rows, s.hand, s.portfolio, s.known, s.coins, s.chip,
+             s.market_count, s.market_head, s.market_paid, s.market_stamp, s.market_coins, s.deck, s.pile_pos,
+             s.num_players, s.current, s.phase, s.barred, s.turn, s.capped, s.terminated, s.truncated)
+        ended = np.flatnonzero(over) if np.count_nonzero(over) else _NO_GAMES
+        result = self._finish(ended)
+        if ended.size:  # scored, maybe re-dealt: their masks follow from the state now
+            k.legal_columns(ended, rows, s.hand, s.coins, s.chip, s.market_count, s.current, s.phase, s.barred,
+                            s.terminated, s.truncated)
+        self._mask_cache = rows
+        return result
 
     def _step_one(self, action: int) -> StepResult | None:
         """:meth:`step` for a batch of one running game, with ``action`` a Python int in
@@ -619,6 +712,15 @@ class Simulator:
         rows = self._legal_rows()
         if not rows[action, 0]:
             raise ValueError(f"illegal action {action} ({action_to_string(action)})")
+        if self._kernels is not None:
+            self._mask_cache = None
+            s = self.state
+            if not self._kernels.step_game(0, action, self.rules.turn_cap, s.hand, s.portfolio, s.known, s.coins,
+                                           s.chip, s.market_count, s.market_head, s.market_paid, s.market_stamp,
+                                           s.market_coins, s.deck, s.pile_pos, s.num_players, s.current, s.phase,
+                                           s.barred, s.turn, s.capped):
+                return None
+            return self._finish(self._one_game)
         a = self._one_action
         a[0] = action
         take, put = self._phase_cache

@@ -13,7 +13,7 @@ from dataclasses import fields
 
 import numpy as np
 
-from startups_env.core import SLOTS, State
+from startups_env.core import BACKENDS, SLOTS, State, numba_available
 from startups_env.rules import (
     COMPANY_NAMES,
     COMPANY_SIZES,
@@ -28,6 +28,10 @@ from startups_env.rules import (
 _HERE = os.path.dirname(os.path.abspath(__file__))
 #: The 300 reference games (deck, actions, final scores, ranking, tags), kept with the tests.
 GOLDEN_PATH = os.path.join(_HERE, "data", "reference_games.jsonl")
+
+
+#: The simulator backends installed here: the reference numpy one, and numba's where it is.
+INSTALLED_BACKENDS = [b for b in BACKENDS if b == "numpy" or numba_available()]
 
 
 def load_golden() -> list[dict]:

@@ -7,7 +7,7 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from helpers import assert_states_equal, load_golden, ranking
+from helpers import INSTALLED_BACKENDS, assert_states_equal, load_golden, ranking
 from startups_env import Rules, Simulator
 from startups_env.rules import NUM_ACTIONS
 
@@ -89,14 +89,16 @@ def _replay_batch(sim: Simulator, games: list[dict]) -> None:
         assert int(s.turn[i]) == g["turns"], f"turns of game {i}"
 
 
+@pytest.mark.parametrize("backend", INSTALLED_BACKENDS)
 @pytest.mark.parametrize("players", [2, 3, 4, 5, 6, 7])
-def test_golden_games_batched_per_table_size(players):
+def test_golden_games_batched_per_table_size(players, backend):
     games = [g for g in GAMES if g["players"] == players]
-    sim = Simulator(Rules(num_players=players), len(games), decks=[g["deck"] for g in games])
+    sim = Simulator(Rules(num_players=players), len(games), decks=[g["deck"] for g in games], backend=backend)
     _replay_batch(sim, games)
 
 
-def test_golden_games_one_mixed_batch():
+@pytest.mark.parametrize("backend", INSTALLED_BACKENDS)
+def test_golden_games_one_mixed_batch(backend):
     by_size = defaultdict(list)
     for g in GAMES:
         by_size[g["players"]].append(g)
@@ -104,7 +106,7 @@ def test_golden_games_one_mixed_batch():
     games = [g for i in range(300) for n in sorted(by_size) if i < len(by_size[n]) for g in [by_size[n][i]]]
     assert len(games) == 300
     sim = Simulator(Rules(num_players=4), len(games), decks=[g["deck"] for g in games],
-                    num_players=np.array([g["players"] for g in games]))
+                    num_players=np.array([g["players"] for g in games]), backend=backend)
     _replay_batch(sim, games)
     # Stepping the finished batch again changes nothing.
     before = sim.state.copy()

@@ -23,7 +23,7 @@ import random
 import numpy as np
 import pytest
 
-from helpers import random_deck, ranking, snapshots
+from helpers import INSTALLED_BACKENDS, random_deck, ranking, snapshots
 from reference import ReferenceGame
 from startups_env import Rules, Simulator
 
@@ -121,7 +121,8 @@ def run_parity_batch(sim: Simulator, rounds: int, turn_cap: int, rng: random.Ran
     return decisions
 
 
-def test_parity_random_games():
+@pytest.mark.parametrize("backend", INSTALLED_BACKENDS)
+def test_parity_random_games(backend):
     rng = random.Random(20240601)
     sims = {}
     played = batches = decisions = 0
@@ -139,7 +140,7 @@ def test_parity_random_games():
         size = min(BATCH, NUM_GAMES - played)
         key = (rules, size)
         if key not in sims:  # reuse simulators across batches: reset must clear everything
-            sims[key] = Simulator(rules, size, seed=batches)
+            sims[key] = Simulator(rules, size, seed=batches, backend=backend)
         sim = sims[key]
         decisions += run_parity_batch(sim, rounds, cap, rng)
         outcomes["terminated"] += int(sim.state.terminated.sum())
@@ -156,11 +157,12 @@ def test_parity_random_games():
         assert len(pairs) == len(CONFIGS) * len(REWARDS), sorted(pairs)
 
 
+@pytest.mark.parametrize("backend", INSTALLED_BACKENDS)
 @pytest.mark.parametrize("players", [2, 7])
-def test_parity_single_table_size(players):
+def test_parity_single_table_size(players, backend):
     """One table size for the whole batch (num_players from Rules, no array)."""
     rng = random.Random(players)
-    sim = Simulator(Rules(num_players=players), 16, seed=0)
+    sim = Simulator(Rules(num_players=players), 16, seed=0, backend=backend)
     b = sim.batch_size
     decks = [random_deck(rng) for _ in range(b)]
     refs = [ReferenceGame(players, [d]) for d in decks]

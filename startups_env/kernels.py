@@ -1,0 +1,247 @@
+"""The compiled backend: the rules of *Startups* game by game, in numba, over the arrays
+of :class:`startups_env.core.State`.
+
+:mod:`startups_env.core` is the reference: its numpy step applies every rule to the whole
+batch at once. The kernels here apply the same rules to one game at a time, in plain
+scalar code that reads like the rulebook (docs/rules.md), and loop over the games in
+parallel. ``Simulator(..., backend="numba")`` runs on them; the tests prove the two
+backends equal state for state (tests/test_kernels.py).
+
+What is compiled: the legal mask, the uniform legal sampler and the take / put-down step.
+The end of a round (scoring, the round game's chips, the next deal, rewards, auto-reset)
+happens in a few games per step and stays in core's numpy code, shared by both backends.
+
+The kernels take the State's arrays as one :class:`StateArrays` named tuple (``s.hand[p,
+c, g]`` is seat p's hand cards of company c in game g, as in State) and change them in
+place. They are compiled on first use and cached on disk (``cache=True``); the first
+import on a machine pays the compile time once.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from dataclasses import fields
+
+import numba
+import numpy as np
+
+from . import queries
+from .core import State
+from .rules import DECK_SIZE, MAX_PLAYERS, NUM_ACTIONS, NUM_COMPANIES, PUT_PHASE, TAKE_PHASE, Action
+
+P, C = MAX_PLAYERS, NUM_COMPANIES
+SLOTS = queries.SLOTS
+DRAW, TAKE, KEEP, MARKET = int(Action.DRAW), int(Action.TAKE), int(Action.KEEP), int(Action.MARKET)
+NO_ONE = -1
+
+StateArrays = namedtuple("StateArrays", [f.name for f in fields(State)])
+StateArrays.__doc__ = "The arrays of a :class:`~startups_env.core.State`, in its field order, for the kernels."
+
+
+def arrays(state: State) -> StateArrays:
+    """The arrays of ``state`` (not copied: kernels change them in place)."""
+    return StateArrays(*(getattr(state, f.name) for f in fields(State)))
+
+
+def _jit(function):
+    """A kernel called from Python over a batch. Compiled without numba's reference
+    counting (``_nrt=False``): the kernels allocate nothing, and counting the references
+    of every array handed to each inlined per-game piece made the step 7x slower."""
+    return numba.njit(cache=True, nogil=True, _nrt=False)(function)
+
+
+def _inline(function):
+    """A per-game piece, inlined into each kernel that calls it: a compiled call passes
+    every array as a dozen words, which costs more than the rule it applies."""
+    return numba.njit(cache=True, nogil=True, inline="always")(function)
+
+
+def _serial_and_parallel(function):
+    """Two compiled versions of a kernel that loops over the games with ``numba.prange``:
+    one on the calling thread (``prange`` runs as ``range``), one on numba's threads. A
+    parallel region costs a thread hand-off, which small batches do not repay, and on a
+    machine whose cores are busy it waits for every thread to be scheduled."""
+    return (_jit(function), numba.njit(cache=True, nogil=True, _nrt=False, parallel=True)(function))
+
+
+PARALLEL_FROM = 4096  # games per batch from which the step runs on numba's threads
+
+
+# The element-wise rules of queries, compiled as they are: one home for each.
+card_coins = _inline(queries.card_coins)
+takes_chip = _inline(queries.takes_chip)
+
+# Every kernel takes the arrays it reads or writes as separate arguments, in State's names:
+# numba passes a named tuple of arrays by value, and reading fields of one inside the loop
+# over games made the step several times slower.
+
+
+@_inline
+def draw_cost(g, seat, chip, market_count):
+    """Coins a draw by ``seat`` lays on the market of game g: one per market card of each
+    company whose chip it lacks (queries.draw_cost)."""
+    cost = 0
+    for c in range(C):
+        if chip[c, g] != seat:
+            cost += market_count[c, g]
+    return cost
+
+
+@_inline
+def legal_game(g, rows, hand, coins, chip, market_count, current, phase, barred, terminated, truncated):
+    """Write game g's legal actions into column g of ``rows`` (bool[19, B]); all False
+    once the game is over."""
+    for a in range(NUM_ACTIONS):
+        rows[a, g] = False
+    if terminated[g] or truncated[g]:
+        return
+    seat = current[g]
+    if phase[g] == TAKE_PHASE:
+        # Draw: the player must afford a coin on every market card of the companies it may take.
+        rows[DRAW, g] = coins[seat, g] >= draw_cost(g, seat, chip, market_count)
+        for c in range(C):  # take the oldest market card of a company whose chip it lacks
+            rows[TAKE + c, g] = market_count[c, g] > 0 and chip[c, g] != seat
+    else:
+        for c in range(C):  # put down a hand card: face up, or into the market unless just taken
+            held = hand[seat, c, g] > 0
+            rows[KEEP + c, g] = held
+            rows[MARKET + c, g] = held and c != barred[g]
+
+
+@_jit
+def legal_rows(rows, hand, coins, chip, market_count, current, phase, barred, terminated, truncated):
+    """The legal mask of every game, bool[19, B] (as ``Simulator`` caches it)."""
+    for g in range(current.shape[0]):
+        legal_game(g, rows, hand, coins, chip, market_count, current, phase, barred, terminated, truncated)
+
+
+@_jit
+def legal_columns(games, rows, hand, coins, chip, market_count, current, phase, barred, terminated, truncated):
+    """The legal mask of the listed games only, into their columns of ``rows``."""
+    for g in games:
+        legal_game(g, rows, hand, coins, chip, market_count, current, phase, barred, terminated, truncated)
+
+
+@_inline
+def take(g, action, hand, known, coins, chip, market_count, market_head, market_paid, market_stamp, market_coins,
+         deck, pile_pos, current, phase, barred):
+    """The take phase of game g: draw the top pile card (paying the market first) or take
+    the oldest card of a company from the market with its coins."""
+    seat = current[g]
+    if action == DRAW:
+        for c in range(C):
+            count = market_count[c, g]
+            if count > 0 and chip[c, g] != seat:  # a coin on each of these cards
+                market_paid[c, g] += 1
+                market_coins[c, g] += count
+                coins[seat, g] -= count
+        card = deck[pile_pos[g], g]
+        pile_pos[g] += 1
+    else:
+        card = action - TAKE
+        head = market_head[card, g]
+        gained = card_coins(market_paid[card, g], market_stamp[card, head, g])
+        coins[seat, g] += gained
+        market_coins[card, g] -= gained
+        market_count[card, g] -= 1
+        market_head[card, g] = 0 if head + 1 == SLOTS else head + 1
+        barred[g] = card  # it may not go straight back into the market
+        known[seat, card, g] += 1  # everyone saw where it went
+    hand[seat, card, g] += 1
+    phase[g] = PUT_PHASE
+
+
+@_inline
+def put_down(g, action, turn_cap, hand, portfolio, known, chip, market_count, market_head, market_paid, market_stamp,
+             pile_pos, num_players, current, phase, barred, turn, capped):
+    """The put-down phase of game g: a hand card face up (the anti-monopoly chip follows
+    the largest portfolio) or into the market; the turn ends. Returns whether the round
+    ended (the pile ran out, or the turn cap was reached)."""
+    seat = current[g]
+    c = (action - KEEP) % C
+    hand[seat, c, g] -= 1
+    known[seat, c, g] = max(known[seat, c, g] - 1, 0)
+    if action < MARKET:
+        mine = portfolio[seat, c, g] + 1
+        portfolio[seat, c, g] = mine
+        holder = chip[c, g]
+        if takes_chip(holder, mine, portfolio[max(holder, 0), c, g]):
+            chip[c, g] = seat
+    else:
+        count = market_count[c, g]
+        slot = market_head[c, g] + count
+        if slot >= SLOTS:  # the ring wraps
+            slot -= SLOTS
+        market_stamp[c, slot, g] = market_paid[c, g]  # a new card carries no coins
+        market_count[c, g] = count + 1
+    turn[g] += 1
+    phase[g] = TAKE_PHASE
+    barred[g] = NO_ONE
+    over = pile_pos[g] >= DECK_SIZE or turn[g] >= turn_cap
+    if over:
+        if pile_pos[g] < DECK_SIZE:
+            capped[g] = True
+    else:
+        current[g] = 0 if seat + 1 == num_players[g] else seat + 1
+    return over
+
+
+@_inline
+def step_game(g, action, turn_cap, hand, portfolio, known, coins, chip, market_count, market_head, market_paid,
+              market_stamp, market_coins, deck, pile_pos, num_players, current, phase, barred, turn, capped):
+    """Apply the legal ``action`` in running game g; returns whether its round ended."""
+    if phase[g] == TAKE_PHASE:
+        take(g, action, hand, known, coins, chip, market_count, market_head, market_paid, market_stamp, market_coins,
+             deck, pile_pos, current, phase, barred)
+        return False
+    return put_down(g, action, turn_cap, hand, portfolio, known, chip, market_count, market_head, market_paid,
+                    market_stamp, pile_pos, num_players, current, phase, barred, turn, capped)
+
+
+@_jit
+def count_illegal(rows, actions, active, terminated, truncated):
+    """How many running, active games got an action outside their legal rows."""
+    bad = 0
+    for g in range(actions.shape[0]):
+        if active[g] and not (terminated[g] or truncated[g]) and not rows[actions[g], g]:
+            bad += 1
+    return bad
+
+
+def _step_games(actions, active, turn_cap, over, rows, hand, portfolio, known, coins, chip, market_count,
+                market_head, market_paid, market_stamp, market_coins, deck, pile_pos, num_players, current, phase,
+                barred, turn, capped, terminated, truncated):
+    """Apply ``actions`` (legal, int[B]) in every running, active game; ``over`` (bool[B])
+    is set where a round ended, and ``rows`` (bool[19, B]) receives every game's legal
+    mask afterwards (stale where a round ended: the end of a round is not applied here)."""
+    for g in numba.prange(actions.shape[0]):
+        over[g] = False
+        if active[g] and not (terminated[g] or truncated[g]):
+            over[g] = step_game(g, actions[g], turn_cap, hand, portfolio, known, coins, chip, market_count,
+                                market_head, market_paid, market_stamp, market_coins, deck, pile_pos, num_players,
+                                current, phase, barred, turn, capped)
+        legal_game(g, rows, hand, coins, chip, market_count, current, phase, barred, terminated, truncated)
+
+
+step_games, step_games_parallel = _serial_and_parallel(_step_games)
+
+
+@_jit
+def legal_choice(rows, u, lo, hi, out):
+    """out[g] = the (k+1)-th legal row of game g among rows lo..hi-1 for k = floor(u[g] *
+    legal count), in u's float32 (queries.legal_choice, offset by lo); hi - 1 where there is
+    none."""
+    for g in range(u.shape[0]):
+        count = 0
+        for a in range(lo, hi):
+            count += rows[a, g]
+        pick = np.int8(u[g] * np.float32(count))
+        choice = hi - 1
+        seen = 0
+        for a in range(lo, hi):
+            if rows[a, g]:
+                if seen == pick:
+                    choice = a
+                    break
+                seen += 1
+        out[g] = choice
