@@ -67,7 +67,7 @@ def kernel_params(params: GreedyParams) -> tuple:
 
 
 def _jit(function):
-    return numba.njit(cache=True, nogil=True)(function)
+    return numba.njit(cache=True, nogil=True, inline="always")(function)
 
 
 # The element-wise pieces of queries, compiled as they are: one home for each rule.
@@ -291,9 +291,9 @@ def best_legal_game(scores, legal):
 
 
 # ----------------------------------------------------------------------------- batches
-@numba.njit(cache=True, nogil=True, parallel=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _scores_all(s, params, out):
-    for g in numba.prange(out.shape[1]):
+    for g in range(out.shape[1]):
         greedy_scores_game(s, g, params, out[:, g])
 
 
