@@ -55,7 +55,7 @@ import dataclasses
 import numpy as np
 
 from startups_env import queries
-from startups_env.core import Simulator, State, is_int
+from startups_env.core import Simulator, State, is_int, resolve_backend
 from startups_env.observe import observe
 from startups_env.rules import (DECK_SIZE, HAND_SIZE, MAX_PLAYERS, NUM_ACTIONS, NUM_COMPANIES, NUM_REMOVED, Action,
                                 Rules, pile_start)
@@ -202,6 +202,14 @@ class SearchAgent(Agent):
             draws from the search's generator (it is reseeded with it, here and by
             :meth:`seed`). By name: ``make_agent("search", rollout_policy="ppo")``, or
             ``search[rollout_policy=ppo]`` on a command line (the registry builds it).
+        backend: ``"numba"``: each batch of rollouts is one compiled call
+            (:mod:`startups_env.agents.rollout_kernel`: the rules, the greedy policy and
+            the random moves fused), and the simulator steps the search needs otherwise
+            run on the compiled kernels; ``"numpy"``: the rollouts are stepped by a numpy
+            Simulator with the numpy greedy. Both give the same values for the same
+            worlds without random moves (tests/test_rollout_kernel.py); random moves come
+            from different generators. None (default): numba where it is installed. A
+            ``rollout_policy`` is stepped by the Simulator on either backend.
     """
 
     name = "search"
@@ -215,7 +223,7 @@ class SearchAgent(Agent):
                  rules: Rules | None = None, max_rollouts: int = 1 << 16, greedy: GreedyParams | None = None,
                  turn_puts: int = 3, halving_width: int = 8, infer_hands: bool = True,
                  inference_temperature: float = 0.5, inference_oversample: int = 6,
-                 opponent_model: str = "greedy", rollout_policy: Agent | None = None):
+                 opponent_model: str = "greedy", rollout_policy: Agent | None = None, backend: str | None = None):
         super().__init__(seed)
         for label, number, low in (("determinizations", determinizations, 1), ("rollouts", rollouts, 1),
                                    ("max_rollouts", max_rollouts, 1), ("halving_rounds", halving_rounds, 0),
@@ -258,6 +266,7 @@ class SearchAgent(Agent):
         self.inference_oversample = int(inference_oversample)
         # None: the searching seat plays greedy in the rollouts, like every other seat.
         self.rollout_policy = _rollout_policy(rollout_policy, self.rng)
+        self.backend = resolve_backend(backend)
 
     def seed(self, seed: int | None) -> None:
         super().seed(seed)
@@ -311,7 +320,7 @@ class SearchAgent(Agent):
             return plans
         # Play each take on a copy of the public state (a market take draws nothing, so
         # the hidden cards do not matter); the simulator says which put-downs are legal.
-        sim = Simulator.from_state(public.take(game), self.rules)
+        sim = Simulator.from_state(public.take(game), self.rules, backend=self.backend)
         sim.step(Action.TAKE + company)
         mask = sim.legal_mask()[:, Action.KEEP:]  # [k, 12]
         scores = greedy_scores(state_features(sim.state), self.greedy)[Action.KEEP:].T  # [k, 12]
@@ -429,7 +438,13 @@ class SearchAgent(Agent):
             # count matters to nothing else: bots do not read it).
             state.turn[:] = 0
             rules = dataclasses.replace(rules, turn_cap=self.horizon)
-        sim = Simulator.from_state(state, rules, seed=self.rng)
+        if self.backend == "numba" and self.rollout_policy is None:
+            from .rollout_kernel import rollout  # (imported on first use: it needs numba)
+
+            finished = rollout(state, PLAN_FIRST[plans], PLAN_SECOND[plans], mover, rules, self.greedy, self.rng,
+                               opponent_random=self.opponent_model == "random", epsilon=self.rollout_epsilon)
+            return self._value(finished, mover)
+        sim = Simulator.from_state(state, rules, seed=self.rng, backend=self.backend)
         start_round = state.round.copy()
         sim.step(PLAN_FIRST[plans])
         second = PLAN_SECOND[plans]
@@ -449,7 +464,7 @@ class SearchAgent(Agent):
                 if keep.size == 0:
                     break
                 live = live[keep]
-                sim = Simulator.from_state(sim.state.take(keep), rules, seed=self.rng)
+                sim = Simulator.from_state(sim.state.take(keep), rules, seed=self.rng, backend=self.backend)
                 done = done[keep]
             mask = sim.legal_mask()
             actions = greedy_actions(state_features(sim.state), mask, self.greedy)

@@ -878,6 +878,25 @@ class Simulator:
         s.capped |= over & (s.pile_pos < _DECK_SIZE)
         return np.flatnonzero(over)
 
+    def finish_rounds(self, games) -> StepResult:
+        """Apply the end of a round, as :meth:`step` does when a round ends (scores and ranks,
+        the round game's chips and next deal, the game-over flags, rewards, auto-reset), in
+        ``games`` (int[k]): games whose round is over (the pile ran out, or the turn cap
+        was reached) but was left unscored, because a caller played it to its end outside
+        ``step`` (the search bot's compiled rollouts do). Other games are refused."""
+        games = np.asarray(games)
+        if games.dtype == bool or not np.issubdtype(games.dtype, np.integer) or games.ndim != 1:
+            raise ValueError(f"games must be a 1-d int array of game indices, got {games!r}")
+        games = games.astype(np.intp)
+        s = self.state
+        if games.size and (games.min() < 0 or games.max() >= self.batch_size):
+            raise ValueError(f"games must be indices in [0, {self.batch_size}), got {games[:10].tolist()}")
+        unfinished = ~((s.pile_pos[games] >= DECK_SIZE) | (s.turn[games] >= self._turn_cap)) | s.done[games]
+        if np.count_nonzero(unfinished):
+            raise ValueError(f"games {games[unfinished][:10].tolist()} are not at the end of a round")
+        self._mask_cache = None
+        return self._finish(games)
+
     def _finish(self, ended: np.ndarray) -> StepResult:
         b = self.batch_size
         rewards = np.zeros((b, P), np.float32)

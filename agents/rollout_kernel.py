@@ -1,0 +1,131 @@
+"""The search bot's fused rollout: one compiled call plays a batch of sampled worlds to the
+end of their round.
+
+Each game of the batch first plays its plan (one action, or a market take and the
+put-down after it), then every seat moves by the greedy bot's choice, each from what its
+player may see (:func:`startups_env.agents.greedy_kernel.greedy_scores_game`), optionally
+with random moves mixed in: under ``opponent_random`` every seat but the searching one
+plays a uniformly random legal move, and with ``epsilon`` > 0 any move is a uniformly
+random legal one with that chance. The rules are those of :mod:`startups_env.kernels`;
+the game stops where its round ends (the pile runs out, or the turn cap, which the search
+uses as its horizon), and the round is scored by the simulator's own end-of-round code
+(:meth:`startups_env.core.Simulator.finish_rounds`), exactly as a rollout stepped by the
+Simulator would be.
+
+With no random moves the rollout is deterministic and equal, game for game, to the
+Simulator-stepped rollout of the numpy greedy (tests/test_rollout_kernel.py). Random moves
+come from a small counter-based generator per game (SplitMix64) seeded from the caller's
+``numpy.random.Generator``: the same seed gives the same rollouts on any number of threads.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from startups_env import kernels
+from startups_env.core import Simulator, State
+from startups_env.rules import NUM_ACTIONS, Rules
+
+from .greedy import GreedyParams
+from .greedy_kernel import arrays, best_legal_game, greedy_scores_game, kernel_params
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1, _MIX2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
+_UNIT = 1.0 / 9007199254740992.0  # 2**-53
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _uniform(counter):
+    """(u in [0, 1), next counter): SplitMix64 of a per-game counter."""
+    counter = counter + _GOLDEN
+    z = counter
+    z = (z ^ (z >> _S30)) * _MIX1
+    z = (z ^ (z >> _S27)) * _MIX2
+    z = z ^ (z >> _S31)
+    return np.float64(z >> _S11) * _UNIT, counter
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _uniform_legal(rows, g, u):
+    """The (k+1)-th legal action of game g for k = floor(u * legal count)."""
+    count = 0
+    for a in range(NUM_ACTIONS):
+        count += rows[a, g]
+    pick = int(u * count)
+    for a in range(NUM_ACTIONS):
+        if rows[a, g]:
+            if pick == 0:
+                return a
+            pick -= 1
+    return 0
+
+
+def _play(first, second, mover, turn_cap, opponent_random, epsilon, counters, params, s, rows, scores, over):
+    """Play every game of ``s`` to the end of its round (see the module docstring); ``over``
+    is set where it ended (every game, unless a plan's move was illegal: none is)."""
+    hand, portfolio, known, coins, chip = s.hand, s.portfolio, s.known, s.coins, s.chip
+    market_count, market_head, market_paid, market_stamp = s.market_count, s.market_head, s.market_paid, s.market_stamp
+    market_coins, deck, pile_pos, num_players, current = s.market_coins, s.deck, s.pile_pos, s.num_players, s.current
+    phase, barred, turn, capped, terminated, truncated = s.phase, s.barred, s.turn, s.capped, s.terminated, s.truncated
+    for g in numba.prange(first.shape[0]):
+        counter = counters[g]
+        action = first[g]
+        planned = 1
+        ended = False
+        while not ended:
+            if planned == 2:
+                action = second[g]
+            if planned == 0 or action < 0:
+                planned = 0
+                kernels.legal_game(g, rows, hand, coins, chip, market_count, current, phase, barred, terminated,
+                                   truncated)
+                random_move = opponent_random and current[g] != mover[g]
+                if epsilon > 0.0:
+                    u, counter = _uniform(counter)
+                    random_move = random_move or u < epsilon
+                if random_move:
+                    u, counter = _uniform(counter)
+                    action = _uniform_legal(rows, g, u)
+                else:
+                    greedy_scores_game(s, g, params, scores[g])
+                    action = best_legal_game(scores[g], rows[:, g])
+            else:
+                planned = 2 if planned == 1 else 0
+            ended = kernels.step_game(g, action, turn_cap, hand, portfolio, known, coins, chip, market_count,
+                                      market_head, market_paid, market_stamp, market_coins, deck, pile_pos,
+                                      num_players, current, phase, barred, turn, capped)
+        over[g] = ended
+
+
+_play_serial = numba.njit(cache=True, nogil=True, _nrt=False)(_play)
+_play_parallel = numba.njit(cache=True, nogil=True, _nrt=False, parallel=True)(_play)
+
+
+def rollout(state: State, first: np.ndarray, second: np.ndarray, mover: np.ndarray, rules: Rules,
+            params: GreedyParams, rng: np.random.Generator, *, opponent_random: bool = False,
+            epsilon: float = 0.0) -> State:
+    """Play the m games of ``state`` (changed in place, and returned) to the end of their
+    round and score it: game i first plays ``first[i]`` and, where ``second[i]`` >= 0,
+    ``second[i]`` (both legal), then the rollout policy moves (see the module docstring).
+    ``rules.turn_cap`` stops a round early, scored as it stands. Afterwards ``state.scores``
+    and ``state.ranks`` hold each game's round result, as a Simulator that stepped the
+    games would leave them (round game: the next round is dealt from ``rng``)."""
+    m = state.batch_size
+    first = np.ascontiguousarray(first, np.int64)
+    second = np.ascontiguousarray(second, np.int64)
+    mover = np.ascontiguousarray(mover, np.int64)
+    for name, x in (("first", first), ("second", second), ("mover", mover)):
+        if x.shape != (m,):
+            raise ValueError(f"{name} must have shape [{m}], got {list(x.shape)}")
+    counters = rng.integers(0, 2**63, size=m, dtype=np.int64).astype(np.uint64)
+    rows = np.empty((NUM_ACTIONS, m), bool)
+    scores = np.empty((m, NUM_ACTIONS), np.float32)
+    over = np.zeros(m, bool)
+    play = _play_parallel if m >= kernels.PARALLEL_FROM else _play_serial
+    play(first, second, mover, rules.turn_cap, opponent_random, float(epsilon), counters, kernel_params(params),
+         arrays(state), rows, scores, over)
+    sim = Simulator.from_state(state, rules, seed=rng)
+    sim.finish_rounds(np.flatnonzero(over))
+    return sim.state

@@ -1,0 +1,112 @@
+"""The search bot's fused rollout (startups_env.agents.rollout_kernel) against its rollouts
+stepped by a numpy Simulator with the numpy greedy: the same worlds and plans give the
+same values, game for game, at every table size, with and without a horizon, with whole
+turns planned, and in the round game (a rollout ends with its round)."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+from startups_env import Rules, Simulator  # noqa: E402
+from startups_env.agents.greedy import GreedyParams  # noqa: E402
+from startups_env.agents.rollout_kernel import rollout  # noqa: E402
+from startups_env.agents.search import NUM_ACTIONS, PLAN_FIRST, PLAN_SECOND, SearchAgent, determinize  # noqa: E402
+from startups_env.core import public_state  # noqa: E402
+from startups_env.rules import Action  # noqa: E402
+
+
+def worlds_and_plans(players: int, rounds: int, seed: int, steps: int, per_game: int = 6):
+    """Sampled worlds of mid-game positions and a legal plan for each: single actions, and at
+    take decisions whole turns (a market take, then a put-down legal after it)."""
+    sim = Simulator(Rules(num_players=players, rounds=rounds), 40, seed=seed, backend="numpy")
+    for _ in range(steps):
+        sim.step(sim.random_actions())
+    running = np.flatnonzero(~sim.done)
+    state = sim.state.take(running)
+    seat = state.current.astype(np.intp)
+    worlds = determinize(public_state(state, seat), seat, per_game, np.random.default_rng(seed))
+    mask = Simulator.from_state(worlds.copy(), backend="numpy").legal_mask()
+    rng = np.random.default_rng(seed + 1)
+    plans = np.array([rng.choice(np.flatnonzero(row)) for row in mask])
+    takes = np.flatnonzero((plans >= Action.TAKE) & (plans < Action.KEEP))[::2]
+    if takes.size:  # whole turns: the take, then a legal put-down after it
+        after = Simulator.from_state(worlds.take(takes), backend="numpy")
+        after.step(plans[takes])
+        puts = np.array([rng.choice(np.flatnonzero(row)) for row in after.legal_mask()])
+        plans[takes] = NUM_ACTIONS + (plans[takes] - Action.TAKE) * (NUM_ACTIONS - Action.KEEP) + puts - Action.KEEP
+    return worlds, plans, worlds.current.astype(np.intp)
+
+
+@pytest.mark.parametrize("players", [2, 3, 4, 5, 6, 7])
+@pytest.mark.parametrize("horizon", [12, 0])
+def test_fused_rollouts_equal_the_numpy_ones(players, horizon):
+    whole_turns = 0
+    # (Games step in lockstep: an even step count is a take decision everywhere, odd a put-down.)
+    for rounds, steps in ((1, 8 + 2 * players), (1, 41), (4, 30)):
+        worlds, plans, mover = worlds_and_plans(players, rounds, players * 10 + steps, steps)
+        rules = Rules(num_players=players, rounds=rounds)
+        values = []
+        for backend in ("numpy", "numba"):
+            bot = SearchAgent(seed=5, backend=backend, horizon=horizon, rules=rules)
+            values.append(bot._rollout(worlds.copy(), plans, mover))
+        np.testing.assert_array_equal(values[0], values[1], err_msg=f"{players} players, {rounds} rounds, "
+                                      f"{steps} steps, horizon {horizon}")
+        whole_turns += np.count_nonzero(PLAN_SECOND[plans] >= 0)
+    assert whole_turns
+
+
+def test_the_finished_state_is_the_simulators():
+    worlds, plans, mover = worlds_and_plans(4, 1, 3, 14)
+    kernel = rollout(worlds.copy(), PLAN_FIRST[plans], PLAN_SECOND[plans], mover, Rules(), GreedyParams(),
+                     np.random.default_rng(0))
+    assert kernel.terminated.all() and not kernel.truncated.any()
+    assert (kernel.ranks[:4] >= 0).all() and (kernel.ranks[4:] == -1).all()
+    assert (kernel.pile_pos == 45).all()
+
+
+@pytest.mark.parametrize("opponent_random, epsilon", [(True, 0.0), (False, 0.3), (True, 1.0)])
+def test_random_moves_are_legal_reproducible_and_random(opponent_random, epsilon):
+    worlds, plans, mover = worlds_and_plans(5, 1, 8, 12, per_game=10)
+    runs = []
+    for seed in (1, 1, 2):  # the step raises on any illegal move
+        runs.append(rollout(worlds.copy(), PLAN_FIRST[plans], PLAN_SECOND[plans], mover, Rules(num_players=5),
+                            GreedyParams(), np.random.default_rng(seed), opponent_random=opponent_random,
+                            epsilon=epsilon))
+    np.testing.assert_array_equal(runs[0].scores, runs[1].scores)
+    assert not np.array_equal(runs[0].scores, runs[2].scores)
+    greedy = rollout(worlds.copy(), PLAN_FIRST[plans], PLAN_SECOND[plans], mover, Rules(num_players=5),
+                     GreedyParams(), np.random.default_rng(1))
+    assert not np.array_equal(runs[0].scores, greedy.scores)
+
+
+def test_a_rollout_checks_its_plans_shape():
+    worlds, plans, mover = worlds_and_plans(3, 1, 2, 10)
+    with pytest.raises(ValueError, match="first must have shape"):
+        rollout(worlds, PLAN_FIRST[plans][:-1], PLAN_SECOND[plans], mover, Rules(num_players=3), GreedyParams(),
+                np.random.default_rng(0))
+
+
+def test_the_rollout_source_agrees_uncompiled():
+    """NUMBA_DISABLE_JIT=1: the rollout kernel's Python source (so that coverage sees it)."""
+    code = ("import sys; sys.path.insert(0, 'tests'); import test_rollout_kernel as t; "
+            "w, p, m = t.worlds_and_plans(3, 1, 4, 12, per_game=2); "
+            "import numpy as np; from startups_env.agents.search import SearchAgent; "
+            "from startups_env import Rules; r = Rules(num_players=3); "
+            "v = [SearchAgent(seed=1, backend=b, rules=r)._rollout(w.copy(), p, m) for b in ('numpy', 'numba')]; "
+            "assert np.array_equal(*v); print('agree')")
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "agree" in out.stdout
+
+
+def test_a_finish_of_a_round_that_has_not_ended_is_refused():
+    sim = Simulator(Rules(), 3, seed=0)
+    with pytest.raises(ValueError, match="not at the end of a round"):
+        sim.finish_rounds(np.array([1]))
