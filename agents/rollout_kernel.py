@@ -48,21 +48,21 @@ def _uniform(counter):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _uniform_legal(rows, g, u):
+def _uniform_legal(legal, g, u):
     """The (k+1)-th legal action of game g for k = floor(u * legal count)."""
     count = 0
     for a in range(NUM_ACTIONS):
-        count += rows[a, g]
+        count += legal[g, a]
     pick = int(u * count)
     for a in range(NUM_ACTIONS):
-        if rows[a, g]:
+        if legal[g, a]:
             if pick == 0:
                 return a
             pick -= 1
     return 0
 
 
-def _play(first, second, mover, turn_cap, opponent_random, epsilon, counters, params, s, rows, scores, over):
+def _play(first, second, mover, turn_cap, opponent_random, epsilon, counters, params, s, legal, scores, over):
     """Play every game of ``s`` to the end of its round (see the module docstring); ``over``
     is set where it ended (every game, unless a plan's move was illegal: none is)."""
     hand, portfolio, known, coins, chip = s.hand, s.portfolio, s.known, s.coins, s.chip
@@ -79,7 +79,7 @@ def _play(first, second, mover, turn_cap, opponent_random, epsilon, counters, pa
                 action = second[g]
             if planned == 0 or action < 0:
                 planned = 0
-                kernels.legal_game(g, rows, hand, coins, chip, market_count, current, phase, barred, terminated,
+                kernels.legal_game(g, legal, hand, coins, chip, market_count, current, phase, barred, terminated,
                                    truncated)
                 random_move = opponent_random and current[g] != mover[g]
                 if epsilon > 0.0:
@@ -87,10 +87,10 @@ def _play(first, second, mover, turn_cap, opponent_random, epsilon, counters, pa
                     random_move = random_move or u < epsilon
                 if random_move:
                     u, counter = _uniform(counter)
-                    action = _uniform_legal(rows, g, u)
+                    action = _uniform_legal(legal, g, u)
                 else:
                     greedy_scores_game(s, g, params, scores[g])
-                    action = best_legal_game(scores[g], rows[:, g])
+                    action = best_legal_game(scores[g], legal[g, :])
             else:
                 planned = 2 if planned == 1 else 0
             ended = kernels.step_game(g, action, turn_cap, hand, portfolio, known, coins, chip, market_count,
@@ -120,12 +120,12 @@ def rollout(state: State, first: np.ndarray, second: np.ndarray, mover: np.ndarr
         if x.shape != (m,):
             raise ValueError(f"{name} must have shape [{m}], got {list(x.shape)}")
     counters = rng.integers(0, 2**63, size=m, dtype=np.int64).astype(np.uint64)
-    rows = np.empty((NUM_ACTIONS, m), bool)
+    legal = np.empty((m, NUM_ACTIONS), bool)
     scores = np.empty((m, NUM_ACTIONS), np.float32)
     over = np.zeros(m, bool)
     play = _play_parallel if m >= kernels.PARALLEL_FROM else _play_serial
     play(first, second, mover, rules.turn_cap, opponent_random, float(epsilon), counters, kernel_params(params),
-         arrays(state), rows, scores, over)
+         arrays(state), legal, scores, over)
     sim = Simulator.from_state(state, rules, seed=rng)
     sim.finish_rounds(np.flatnonzero(over))
     return sim.state

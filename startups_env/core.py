@@ -548,11 +548,11 @@ class Simulator:
             return self._mask_cache
         if self._kernels is not None:
             s = self.state
-            mask = np.empty((NUM_ACTIONS, self.batch_size), bool)
+            mask = np.empty((self.batch_size, NUM_ACTIONS), bool)  # game-major: see kernels.legal_game
             self._kernels.legal_rows(mask, s.hand, s.coins, s.chip, s.market_count, s.current, s.phase, s.barred,
                                      s.terminated, s.truncated)
-            self._mask_cache = mask
-            return mask
+            self._mask_cache = mask.T  # (the [19, B] view the numpy code reads)
+            return self._mask_cache
         s, b = self.state, self.batch_size
         take, put = self._phase_cache = self._phase_games()
         seats = self._seats_cache = self._seat_cells()
@@ -582,7 +582,7 @@ class Simulator:
     def legal_mask(self) -> np.ndarray:
         """bool[B, 19] in the canonical action encoding; all False in finished games.
         The array is the caller's own (a fresh copy each call)."""
-        return self._legal_rows().copy().T
+        return self._legal_rows().T.copy(order="K")
 
     def random_actions(self, mask: np.ndarray | None = None, rng: np.random.Generator | None = None) -> np.ndarray:
         """int8[B]: a uniformly random legal action in every game (some in-range id in
@@ -608,7 +608,7 @@ class Simulator:
             return choice
         u = rng.random(rows.shape[1], dtype=np.float32)
         if self._kernels is not None:
-            self._kernels.legal_choice(rows, u, lo, hi, choice)
+            self._kernels.legal_choice(rows.T, u, lo, hi, choice)
         else:
             choice += queries.legal_choice(rows[lo:hi], u)
         return choice
@@ -683,22 +683,22 @@ class Simulator:
                 raise ValueError(f"active must be a bool array of shape [{self.batch_size}], got "
                                  f"{active.dtype} {list(active.shape)}")
         s = self.state
-        if self._kernels.count_illegal(rows, a, active, s.terminated, s.truncated):
+        if self._kernels.count_illegal(rows.T, a, active, s.terminated, s.truncated):
             self._raise_illegal(a, rows.take(self._flat(a)), active & ~s.done)
         over = self._over
         k = self._kernels
         step = k.step_games_parallel if self.batch_size >= k.PARALLEL_FROM else k.step_games
         self._mask_cache = None
-        rows = np.empty((NUM_ACTIONS, self.batch_size), bool)  # the next mask, filled by the step
-        step(a, active, self.rules.turn_cap, over, rows, s.hand, s.portfolio, s.known, s.coins, s.chip,
+        legal = np.empty((self.batch_size, NUM_ACTIONS), bool)  # the next mask, filled by the step
+        step(a, active, self.rules.turn_cap, over, legal, s.hand, s.portfolio, s.known, s.coins, s.chip,
              s.market_count, s.market_head, s.market_paid, s.market_stamp, s.market_coins, s.deck, s.pile_pos,
              s.num_players, s.current, s.phase, s.barred, s.turn, s.capped, s.terminated, s.truncated)
         ended = np.flatnonzero(over) if np.count_nonzero(over) else _NO_GAMES
         result = self._finish(ended)
         if ended.size:  # scored, maybe re-dealt: their masks follow from the state now
-            k.legal_columns(ended, rows, s.hand, s.coins, s.chip, s.market_count, s.current, s.phase, s.barred,
+            k.legal_columns(ended, legal, s.hand, s.coins, s.chip, s.market_count, s.current, s.phase, s.barred,
                             s.terminated, s.truncated)
-        self._mask_cache = rows
+        self._mask_cache = legal.T
         return result
 
     def _step_one(self, action: int) -> StepResult | None:

@@ -88,38 +88,38 @@ def draw_cost(g, seat, chip, market_count):
 
 
 @_inline
-def legal_game(g, rows, hand, coins, chip, market_count, current, phase, barred, terminated, truncated):
-    """Write game g's legal actions into column g of ``rows`` (bool[19, B]); all False
-    once the game is over."""
+def legal_game(g, legal, hand, coins, chip, market_count, current, phase, barred, terminated, truncated):
+    """Write game g's legal actions into row g of ``legal`` (bool[B, 19], game-major: each
+    game's 19 flags are written together); all False once the game is over."""
     for a in range(NUM_ACTIONS):
-        rows[a, g] = False
+        legal[g, a] = False
     if terminated[g] or truncated[g]:
         return
     seat = current[g]
     if phase[g] == TAKE_PHASE:
         # Draw: the player must afford a coin on every market card of the companies it may take.
-        rows[DRAW, g] = coins[seat, g] >= draw_cost(g, seat, chip, market_count)
+        legal[g, DRAW] = coins[seat, g] >= draw_cost(g, seat, chip, market_count)
         for c in range(C):  # take the oldest market card of a company whose chip it lacks
-            rows[TAKE + c, g] = market_count[c, g] > 0 and chip[c, g] != seat
+            legal[g, TAKE + c] = market_count[c, g] > 0 and chip[c, g] != seat
     else:
         for c in range(C):  # put down a hand card: face up, or into the market unless just taken
             held = hand[seat, c, g] > 0
-            rows[KEEP + c, g] = held
-            rows[MARKET + c, g] = held and c != barred[g]
+            legal[g, KEEP + c] = held
+            legal[g, MARKET + c] = held and c != barred[g]
 
 
 @_jit
-def legal_rows(rows, hand, coins, chip, market_count, current, phase, barred, terminated, truncated):
-    """The legal mask of every game, bool[19, B] (as ``Simulator`` caches it)."""
+def legal_rows(legal, hand, coins, chip, market_count, current, phase, barred, terminated, truncated):
+    """The legal mask of every game, bool[B, 19]."""
     for g in range(current.shape[0]):
-        legal_game(g, rows, hand, coins, chip, market_count, current, phase, barred, terminated, truncated)
+        legal_game(g, legal, hand, coins, chip, market_count, current, phase, barred, terminated, truncated)
 
 
 @_jit
-def legal_columns(games, rows, hand, coins, chip, market_count, current, phase, barred, terminated, truncated):
-    """The legal mask of the listed games only, into their columns of ``rows``."""
+def legal_columns(games, legal, hand, coins, chip, market_count, current, phase, barred, terminated, truncated):
+    """The legal mask of the listed games only, into their rows of ``legal``."""
     for g in games:
-        legal_game(g, rows, hand, coins, chip, market_count, current, phase, barred, terminated, truncated)
+        legal_game(g, legal, hand, coins, chip, market_count, current, phase, barred, terminated, truncated)
 
 
 @_inline
@@ -199,20 +199,20 @@ def step_game(g, action, turn_cap, hand, portfolio, known, coins, chip, market_c
 
 
 @_jit
-def count_illegal(rows, actions, active, terminated, truncated):
-    """How many running, active games got an action outside their legal rows."""
+def count_illegal(legal, actions, active, terminated, truncated):
+    """How many running, active games got an action their mask (bool[B, 19]) does not allow."""
     bad = 0
     for g in range(actions.shape[0]):
-        if active[g] and not (terminated[g] or truncated[g]) and not rows[actions[g], g]:
+        if active[g] and not (terminated[g] or truncated[g]) and not legal[g, actions[g]]:
             bad += 1
     return bad
 
 
-def _step_games(actions, active, turn_cap, over, rows, hand, portfolio, known, coins, chip, market_count,
+def _step_games(actions, active, turn_cap, over, legal, hand, portfolio, known, coins, chip, market_count,
                 market_head, market_paid, market_stamp, market_coins, deck, pile_pos, num_players, current, phase,
                 barred, turn, capped, terminated, truncated):
     """Apply ``actions`` (legal, int[B]) in every running, active game; ``over`` (bool[B])
-    is set where a round ended, and ``rows`` (bool[19, B]) receives every game's legal
+    is set where a round ended, and ``legal`` (bool[B, 19]) receives every game's legal
     mask afterwards (stale where a round ended: the end of a round is not applied here)."""
     for g in numba.prange(actions.shape[0]):
         over[g] = False
@@ -220,26 +220,26 @@ def _step_games(actions, active, turn_cap, over, rows, hand, portfolio, known, c
             over[g] = step_game(g, actions[g], turn_cap, hand, portfolio, known, coins, chip, market_count,
                                 market_head, market_paid, market_stamp, market_coins, deck, pile_pos, num_players,
                                 current, phase, barred, turn, capped)
-        legal_game(g, rows, hand, coins, chip, market_count, current, phase, barred, terminated, truncated)
+        legal_game(g, legal, hand, coins, chip, market_count, current, phase, barred, terminated, truncated)
 
 
 step_games, step_games_parallel = _serial_and_parallel(_step_games)
 
 
 @_jit
-def legal_choice(rows, u, lo, hi, out):
-    """out[g] = the (k+1)-th legal row of game g among rows lo..hi-1 for k = floor(u[g] *
+def legal_choice(legal, u, lo, hi, out):
+    """out[g] = the (k+1)-th legal action of game g among lo..hi-1 (``legal`` bool[B, 19]) for k = floor(u[g] *
     legal count), in u's float32 (queries.legal_choice, offset by lo); hi - 1 where there is
     none."""
     for g in range(u.shape[0]):
         count = 0
         for a in range(lo, hi):
-            count += rows[a, g]
+            count += legal[g, a]
         pick = np.int8(u[g] * np.float32(count))
         choice = hi - 1
         seen = 0
         for a in range(lo, hi):
-            if rows[a, g]:
+            if legal[g, a]:
                 if seen == pick:
                     choice = a
                     break
