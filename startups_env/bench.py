@@ -8,6 +8,8 @@ and every reset included:
     batch B=16384 players=4 backend=numpy decisions_per_s=...   Simulator(auto_reset=True): random_actions() + step(),
                                                   once per installed backend
     aec players=4 decisions_per_s=...             env() driven by PettingZoo's usual random-agent loop
+    search players=4 backend=... games=8 seconds_per_decision=...   the search bot at its default budget, seat 0
+                                                  of 8 games against greedy bots (one batch), per backend
     observe B=4096 players=4 obs_per_s=...        observe.observe() of the player to act, B games at once
     state_bytes_per_game=...                      the numpy State of one game (Simulator caches excluded)
 
@@ -107,6 +109,22 @@ def observe_rate(players: int, batch_size: int, seconds: float, seed: int = 0) -
     return _timed(run_chunk, seconds)
 
 
+def search_seconds_per_decision(players: int, games: int, seed: int = 0, backend: str = "numpy") -> float:
+    """Seconds inside the search bot's ``act`` per decision, at its default budget, playing
+    seat 0 of ``games`` games against greedy bots (all games decided in one batch, as the
+    arena does; the same deals on every backend)."""
+    from .agents.registry import make_agent  # (the bots are not the library's: imported here)
+    from .table import Table
+
+    sim = Simulator(Rules(num_players=players), batch_size=games, seed=seed, backend=backend)
+    search = make_agent("search", seed=seed, backend=backend)
+    greedy = make_agent("greedy", seed=seed)
+    timings: dict = {}
+    Table(sim, [search] + [greedy] * (players - 1), timings=timings).play()
+    decisions, seconds = timings[0]
+    return seconds / decisions
+
+
 def state_bytes_per_game(players: int) -> int:
     return Simulator(Rules(num_players=players), batch_size=1024, seed=0).state.nbytes_per_game()
 
@@ -122,6 +140,8 @@ def main(argv=None) -> None:
     parser.add_argument("--seconds", type=float, default=None, help="seconds per run on --clock (default 2, --quick 0.25)")
     parser.add_argument("--batch-sizes", default="1,256,4096,16384", help="comma-separated batch sizes (default 1,256,4096,16384)")
     parser.add_argument("--observe-batch", type=int, default=4096, help="batch size of the observe figure, 0 to skip (default 4096)")
+    parser.add_argument("--search-games", type=int, default=None,
+                        help="games of the search figure, 0 to skip (default 8, --quick 2)")
     parser.add_argument("--quick", action="store_true", help="short runs, for a smoke test")
     parser.add_argument("--clock", choices=sorted(_CLOCKS), default="wall",
                         help="wall (default) or cpu: this process's CPU time, steadier on a shared, busy machine")
@@ -138,6 +158,10 @@ def main(argv=None) -> None:
         parser.error("--repeats must be >= 1")
     if args.observe_batch < 0:
         parser.error("--observe-batch must be >= 0")
+    if args.search_games is None:
+        args.search_games = 2 if args.quick else 8
+    if args.search_games < 0:
+        parser.error("--search-games must be >= 0")
     try:
         Rules(num_players=args.players)
     except ValueError as err:
@@ -161,6 +185,12 @@ def main(argv=None) -> None:
             print(f"batch B={b} players={p} backend={backend} decisions_per_s={rate}", flush=True)
     rate = _median(lambda seed: aec_rate(p, seconds, seed), r)
     print(f"aec players={p} decisions_per_s={rate}", flush=True)
+    if args.search_games:
+        for backend in backends:
+            value = statistics.median(search_seconds_per_decision(p, args.search_games, seed, backend)
+                                      for seed in range(r))
+            print(f"search players={p} backend={backend} games={args.search_games} "
+                  f"seconds_per_decision={value:.4f}", flush=True)
     if args.observe_batch:
         rate = _median(lambda seed: observe_rate(p, args.observe_batch, seconds, seed), r)
         print(f"observe B={args.observe_batch} players={p} obs_per_s={rate}", flush=True)

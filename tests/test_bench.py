@@ -1,0 +1,19 @@
+"""The shipped benchmark prints every figure, per installed backend, in its line format
+(the figures themselves are measured by running it, never by tests)."""
+
+import re
+
+from helpers import INSTALLED_BACKENDS
+from startups_env import bench
+
+
+def test_the_benchmark_prints_every_figure_per_backend(capsys):
+    bench.main(["--repeats", "1", "--seconds", "0.05", "--batch-sizes", "1,8", "--observe-batch", "8",
+                "--search-games", "1"])
+    out = capsys.readouterr().out
+    for backend in INSTALLED_BACKENDS:
+        for b in (1, 8):
+            assert re.search(rf"^batch B={b} players=4 backend={backend} decisions_per_s=\d+$", out, re.M), out
+        assert re.search(rf"^search players=4 backend={backend} games=1 seconds_per_decision=[\d.]+$", out, re.M)
+    assert re.search(r"^observe B=8 players=4 obs_per_s=\d+$", out, re.M)
+    assert re.search(r"^state_bytes_per_game=\d+$", out, re.M)
