@@ -202,7 +202,7 @@ _ONE_GAME = np.zeros(1, np.intp)  # the index of the env's one game in its simul
 
 
 def env(num_players: int | None = None, rules: Rules | None = None, render_mode: str | None = None, *,
-        history: bool = False, **rules_kwargs) -> AECEnv:
+        history: bool = False, backend: str | None = None, **rules_kwargs) -> AECEnv:
     """The Startups AEC environment with PettingZoo's order-enforcing wrapper.
 
     Arguments as for :class:`raw_env`. ``AssertOutOfBoundsWrapper`` and
@@ -210,7 +210,8 @@ def env(num_players: int | None = None, rules: Rules | None = None, render_mode:
     raises ``ValueError`` for an out-of-range or illegal action (an assert would vanish
     under ``python -O``, and the game does not end on a caller's bug).
     """
-    return _OrderEnforcing(raw_env(num_players, rules, render_mode, history=history, **rules_kwargs))
+    return _OrderEnforcing(raw_env(num_players, rules, render_mode, history=history, backend=backend,
+                                   **rules_kwargs))
 
 
 def _before_reset(call: str) -> ValueError:
@@ -221,13 +222,23 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
     """PettingZoo's ``OrderEnforcingWrapper`` with ``last()`` answered by the wrapped
     environment once it has been reset: the same values, without forwarding each of the
     six attributes ``last()`` reads through the wrapper's ``__getattr__`` (about a tenth
-    of a decision in the usual random-agent loop). Before a reset it fails as the
-    wrapper does."""
+    of a decision in the usual random-agent loop), and ``step()`` likewise. Before a reset
+    and after the game they fail or warn as the wrapper does."""
 
     def last(self, observe: bool = True):
         if not self._has_reset:
             return super().last(observe)
         return self.env.last(observe)
+
+    def step(self, action) -> None:
+        # OrderEnforcingWrapper.step, reading ``agents`` from the wrapped env directly rather
+        # than through ``__getattr__`` (a failed attribute lookup first: about a tenth of
+        # the bare random-agent loop's time per decision).
+        if self._has_reset and self.env.agents:
+            self._has_updated = True
+            self.env.step(action)
+        else:  # before a reset, or after the game: the wrapper's error or warning
+            super().step(action)
 
 
 class raw_env(AECEnv):
@@ -240,6 +251,9 @@ class raw_env(AECEnv):
         render_mode: None, ``"ansi"`` (``render()`` returns the table as text),
             ``"human"`` (prints it after every step) or ``"rgb_array"`` (an image).
         history: keep :attr:`history`, the table's put-downs, for bots that read them.
+        backend: the simulator's, ``"numpy"`` or ``"numba"`` (compiled: the step and the
+            observation; needs numba, ``pip install 'startups-env[fast]'``); None (default):
+            the fastest installed. Both play the same games with the same observations.
     """
 
     metadata = {
@@ -250,7 +264,8 @@ class raw_env(AECEnv):
     }
 
     def __init__(self, num_players: int | None = None, rules: Rules | None = None,
-                 render_mode: str | None = None, *, history: bool = False, **rules_kwargs):
+                 render_mode: str | None = None, *, history: bool = False, backend: str | None = None,
+                 **rules_kwargs):
         super().__init__()
         if not isinstance(history, bool):
             raise ValueError(f"history must be True or False, got {history!r}")
@@ -285,7 +300,16 @@ class raw_env(AECEnv):
         self.state_space = spaces.Box(*state_bounds(rules), (STATE_DIM,), np.float32)
         # The one game. Its seed is replaced by reset(seed=...); with no seed the games
         # follow fresh OS entropy.
-        self.sim = Simulator(rules, batch_size=1)
+        self.sim = Simulator(rules, batch_size=1, backend=backend)
+        #: The simulator's backend, ``"numpy"`` or ``"numba"`` (``backend=`` resolved).
+        self.backend = self.sim.backend
+        # The compiled backend observes with the compiled one-game observation as well
+        # (imported here: numba is optional).
+        self._kernel = None
+        if self.backend == "numba":
+            from . import observe_kernel
+
+            self._kernel = observe_kernel
         self._has_game = False
         #: Whether :attr:`history` is kept (``history=`` of the constructor).
         self.keeps_history = history
@@ -360,14 +384,19 @@ class raw_env(AECEnv):
         arrays each call (callers may keep them)."""
         if not self._has_game:
             raise _before_reset("observe")
-        # observe.observe() for a batch of one game, called with the seat as a plain int.
-        obs = _observe_one(self.sim.state, self.agent_name_mapping[agent], None)
+        seat = self.agent_name_mapping[agent]
+        kernel = self._kernel
+        if kernel is not None:
+            obs = np.empty(OBS_DIM, np.float32)  # (the kernel writes every entry)
+            kernel.observe_into(obs, 0, seat, *kernel.state_arrays(self.sim.state))
+        else:  # observe.observe() for a batch of one game, called with the seat as a plain int
+            obs = _observe_one(self.sim.state, seat, None)[0]
         if agent == self.agent_selection:
             # The simulator caches the mask until the state changes; all-False once over.
             mask = self.sim._legal_rows()[:, 0].astype(np.int8)  # (legal_mask()[0], one copy)
         else:
             mask = np.zeros(NUM_ACTIONS, np.int8)
-        return {"observation": obs[0], "action_mask": mask}
+        return {"observation": obs, "action_mask": mask}
 
     def public_state(self, agent: str) -> State:
         """The game as ``agent`` may know it: a one-game :class:`~startups_env.core.State`
