@@ -7,7 +7,8 @@ and every reset included:
     numba_first_use_s=...                         importing the kernels and a first step (compile or cache load)
     batch B=16384 players=4 backend=numpy decisions_per_s=...   Simulator(auto_reset=True): random_actions() + step(),
                                                   once per installed backend
-    aec players=4 decisions_per_s=...             env() driven by PettingZoo's usual random-agent loop
+    aec players=4 backend=numba decisions_per_s=...  env(backend=...) in PettingZoo's usual random-agent loop, per backend
+    aec_bare players=4 decisions_per_s=...        that loop over a do-nothing env (bench._BareEnv): its ceiling
     search players=4 backend=... games=8 seconds_per_decision=...   the search bot at its default budget, seat 0
                                                   of 8 games against greedy bots (one batch), per backend
     observe B=4096 players=4 obs_per_s=...        observe.observe() of the player to act, B games at once
@@ -15,9 +16,11 @@ and every reset included:
 
 A *decision* is one action of one player (a turn is two: take, then put down). In the
 batch figures every game decides in every step (finished games are re-dealt inside the
-step). The AEC figure counts only real actions (not the ``None`` steps of finished agents)
-but times everything, including ``last()``, the mask sampling in
-``action_space(agent).sample(mask)``, the dead steps and ``reset()``.
+step). The AEC figures count only real actions (not the ``None`` steps of finished agents)
+but time everything, including ``last()``, the mask sampling in
+``action_space(agent).sample(mask)``, the dead steps and ``reset()``; the bare figure is
+what the loop itself costs (PettingZoo's iteration and order-enforcing wrapper, gymnasium's
+masked sampling), so an env's figure is best read as a fraction of it.
 
 Options: ``--players 4``, ``--repeats 3``, ``--seconds 2.0`` (per run),
 ``--batch-sizes 1,256,4096,16384``, ``--observe-batch 4096`` (0 to skip), ``--quick``
@@ -32,9 +35,15 @@ import argparse
 import statistics
 import time
 
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+
+from .aec import _OrderEnforcing
+from .aec import env as make_env
 from .core import BACKENDS, Simulator, numba_available
-from .observe import observe
-from .rules import Rules
+from .observe import OBS_DIM, observation_bounds, observe
+from .rules import NUM_ACTIONS, Rules
 
 _CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 _clock = time.perf_counter
@@ -67,11 +76,9 @@ def batch_rate(players: int, batch_size: int, seconds: float, seed: int = 0, bac
     return _timed(run_chunk, seconds)
 
 
-def aec_rate(players: int, seconds: float, seed: int = 0) -> float:
-    """Decisions per second of the wrapped AEC env under the usual random-agent loop."""
-    from .aec import env as make_env
-
-    env = make_env(num_players=players)
+def _random_agent_rate(env, seconds: float, seed: int) -> float:
+    """Decisions per second of PettingZoo's usual random-agent loop over ``env`` (the
+    actions of the ``None`` steps of finished agents not counted)."""
     env.reset(seed=seed)
     for i, agent in enumerate(env.possible_agents):
         env.action_space(agent).seed(seed + i)
@@ -89,8 +96,80 @@ def aec_rate(players: int, seconds: float, seed: int = 0) -> float:
         env.reset()
         return actions
 
-    run_episode()  # warm-up
+    run_episode()  # warm-up (and the compiled backend's first calls)
     return _timed(run_episode, seconds)
+
+
+def aec_rate(players: int, seconds: float, seed: int = 0, backend: str | None = None) -> float:
+    """Decisions per second of the wrapped AEC env (``env(backend=...)``) under the usual
+    random-agent loop."""
+    return _random_agent_rate(make_env(num_players=players, backend=backend), seconds, seed)
+
+
+def aec_bare_rate(players: int, seconds: float, seed: int = 0) -> float:
+    """Decisions per second of the same loop over :class:`_BareEnv`, wrapped as ``env()``
+    wraps ours: the ceiling of that loop, what PettingZoo's loop and gymnasium's masked
+    ``sample`` cost by themselves."""
+    return _random_agent_rate(_OrderEnforcing(_BareEnv(players)), seconds, seed)
+
+
+class _BareEnv(AECEnv):
+    """The cheapest valid AEC env with our agents and spaces: it does nothing. Every action
+    is legal (the mask is all ones), the observation is one constant vector, a turn is two
+    decisions of one agent as in Startups, and after ``EPISODE`` decisions every agent
+    terminates with reward 0 (then come the dead steps, as in ours)."""
+
+    EPISODE = 100  # decisions per game: about a random game's (95 at 4 players)
+    metadata = {"name": "startups_bare_v0", "render_modes": [], "is_parallelizable": False}
+
+    def __init__(self, players: int):
+        super().__init__()
+        self.possible_agents = [f"player_{i}" for i in range(players)]
+        self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS) for agent in self.possible_agents}
+        low, high = observation_bounds(Rules(num_players=players))
+        self.observation_spaces = {
+            agent: spaces.Dict({
+                "observation": spaces.Box(low, high, (OBS_DIM,), np.float32),
+                "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
+            })
+            for agent in self.possible_agents
+        }
+        self._obs = {"observation": low.copy(), "action_mask": np.ones(NUM_ACTIONS, np.int8)}
+
+    def observation_space(self, agent):
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent):
+        return self.action_spaces[agent]
+
+    def observe(self, agent):
+        return self._obs
+
+    def reset(self, seed=None, options=None):
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {agent: {} for agent in self.agents}
+        self.agent_selection = self.possible_agents[0]
+        self._decisions = 0
+
+    def last(self, observe=True):  # (answered by the env itself, as ours)
+        agent = self.agent_selection
+        return (self._obs if observe else None, self._cumulative_rewards[agent],
+                self.terminations[agent], self.truncations[agent], self.infos[agent])
+
+    def step(self, action):
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        self._decisions += 1
+        if self._decisions == self.EPISODE:
+            self.terminations = dict.fromkeys(self.agents, True)
+        elif self._decisions % 2 == 0:  # the turn passes
+            self.agent_selection = self.possible_agents[self._decisions // 2 % len(self.possible_agents)]
 
 
 def observe_rate(players: int, batch_size: int, seconds: float, seed: int = 0) -> float:
@@ -183,8 +262,13 @@ def main(argv=None) -> None:
         for backend in backends:  # side by side: the ratio is what a shared machine measures well
             rate = _median(lambda seed, b=b, backend=backend: batch_rate(p, b, seconds, seed, backend), r)
             print(f"batch B={b} players={p} backend={backend} decisions_per_s={rate}", flush=True)
-    rate = _median(lambda seed: aec_rate(p, seconds, seed), r)
-    print(f"aec players={p} decisions_per_s={rate}", flush=True)
+    # The AEC env on each installed backend, and beside it the same loop over a do-nothing
+    # env: that loop's ceiling, measured in the same run so that the ratio is fair.
+    for backend in backends:
+        rate = _median(lambda seed, backend=backend: aec_rate(p, seconds, seed, backend), r)
+        print(f"aec players={p} backend={backend} decisions_per_s={rate}", flush=True)
+    rate = _median(lambda seed: aec_bare_rate(p, seconds, seed), r)
+    print(f"aec_bare players={p} decisions_per_s={rate}", flush=True)
     if args.search_games:
         for backend in backends:
             value = statistics.median(search_seconds_per_decision(p, args.search_games, seed, backend)

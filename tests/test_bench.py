@@ -15,5 +15,9 @@ def test_the_benchmark_prints_every_figure_per_backend(capsys):
         for b in (1, 8):
             assert re.search(rf"^batch B={b} players=4 backend={backend} decisions_per_s=\d+$", out, re.M), out
         assert re.search(rf"^search players=4 backend={backend} games=1 seconds_per_decision=[\d.]+$", out, re.M)
+        assert re.search(rf"^aec players=4 backend={backend} decisions_per_s=\d+$", out, re.M), out
+    assert re.search(r"^aec_bare players=4 decisions_per_s=\d+$", out, re.M), out  # beside the aec lines
+    aec = [line.split(" decisions_per_s=")[0] for line in out.splitlines() if line.startswith("aec")]
+    assert aec == [f"aec players=4 backend={backend}" for backend in INSTALLED_BACKENDS] + ["aec_bare players=4"]
     assert re.search(r"^observe B=8 players=4 obs_per_s=\d+$", out, re.M)
     assert re.search(r"^state_bytes_per_game=\d+$", out, re.M)
