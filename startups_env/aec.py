@@ -173,6 +173,15 @@ that deck in the canonical order of `docs/rules.md` (`deck[0:5]` removed, player
 `[4, 45]` deck gives every round's deck. A deck that is not a permutation of the 45
 cards raises `ValueError`. Other option keys are ignored with a warning.
 
+### Backends
+
+`env(..., backend="numba")`, the default wherever numba is installed (the `fast` extra),
+steps the game with the compiled rules of `startups_env.kernels` and observes with the
+compiled `startups_env.observe_kernel`; `backend="numpy"` runs the numpy reference. Both
+play the same games, seed for seed, with the same observations, masks, rewards and infos.
+`python -m startups_env.bench` prints the random-agent loop's speed on each, beside the
+same loop over a do-nothing env (`aec_bare`), that loop's ceiling.
+
 ### Version History
 
 * v0: Initial release (startups_env 0.1.0).
