@@ -5,7 +5,8 @@ with a few numpy operations over :class:`~startups_env.agents.features.Features`
 same evaluation is written for one game at a time, reading the State's arrays directly,
 for compiled callers: a rollout kernel that plays whole games with the greedy policy
 (:func:`greedy_scores_game` is its building block), the batch wrappers
-:func:`greedy_scores_state` and :func:`greedy_actions_state`.
+:func:`greedy_scores_state` and :func:`greedy_actions_state`, and the search bot's hand
+reading (:func:`put_down_log_probs`).
 
 **Equal, not close.** The tests prove the scores equal to the numpy greedy's bit for bit
 (and so the actions equal) on many thousand states of random and greedy games at every
@@ -30,33 +31,25 @@ disk (``cache=True``).
 
 from __future__ import annotations
 
-from collections import namedtuple
-from dataclasses import astuple, fields
+from dataclasses import astuple
 
 import numba
 import numpy as np
 
 from startups_env import queries
 from startups_env.core import Simulator, State
+from startups_env.kernels import arrays, card_coins, takes_chip
 from startups_env.rules import (COMPANY_SIZES, HAND_SIZE, MAX_PLAYERS, NUM_ACTIONS, NUM_COMPANIES,
                                 PUT_PHASE, Action)
 
 from .greedy import GreedyParams
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
+if (P, C) != (7, 6):  # (greedy_scores_game lists every seat and every company in tuples)
+    raise ImportError(f"greedy_kernel is written for 7 seats and 6 companies, not {P} and {C}")
 DRAW, TAKE, KEEP, MARKET = int(Action.DRAW), int(Action.TAKE), int(Action.KEEP), int(Action.MARKET)
 _SIZES = np.array(COMPANY_SIZES, np.int64)
 _F32 = np.float32
-
-# The State's arrays in its field order (as startups_env.kernels.StateArrays, which this
-# module will use once it is on main).
-StateArrays = namedtuple("StateArrays", [f.name for f in fields(State)])
-
-
-def arrays(state: State) -> StateArrays:
-    """The arrays of ``state`` (not copied)."""
-    return StateArrays(*(getattr(state, f.name) for f in fields(State)))
-
 
 def kernel_params(params: GreedyParams) -> tuple:
     """GreedyParams as the kernels take them: the tuple of its fields, in declaration order,
@@ -70,27 +63,18 @@ def _jit(function):
     return numba.njit(cache=True, nogil=True, inline="always")(function)
 
 
-# The element-wise pieces of queries, compiled as they are: one home for each rule.
-card_coins = _jit(queries.card_coins)
+def _batch(function):
+    return numba.njit(cache=True, nogil=True, _nrt=False)(function)
+
+
+# The element-wise pieces of queries, compiled as they are (card_coins and takes_chip by
+# the rules kernels): one home for each rule.
 pile_left = _jit(queries.pile_left)
 relative_seat = _jit(queries.relative_seat)
 unseen_count = _jit(queries.unseen_count)
-takes_chip = _jit(queries.takes_chip)
 
 
 # ----------------------------------------------------------------------------- one company
-# Small counts of one game kept in one integer, 4 bits an entry (at most 10 cards of a
-# company, 3 hidden hand cards of a seat): held in a register, where an array would be
-# allocated on every call.
-_BITS = 4
-_ENTRY = (1 << _BITS) - 1
-
-
-@_jit
-def _entry(packed, i):
-    return (packed >> (_BITS * i)) & _ENTRY
-
-
 @_jit
 def _seat_after(seat, r, n):
     """The seat r turns after ``seat`` at a table of n (0 <= r < n; queries.absolute_seats)."""
@@ -128,7 +112,7 @@ def _rivals(s, g, seat, n, c, odds, hidden_hands):
     for r in range(1, n):
         p = _seat_after(seat, r, n)
         portfolio, known = s.portfolio[p, c, g], s.known[p, c, g]
-        expected = (_F32(portfolio) + _F32(known)) + _F32(_entry(hidden_hands, p)) * odds
+        expected = (_F32(portfolio) + _F32(known)) + _F32(hidden_hands[p]) * odds
         if expected > best:
             best = expected
         total += expected
@@ -177,8 +161,8 @@ def _market_value(lead, v_now, v_less, params):
 def greedy_scores_game(s, g, params, out):
     """Score every action of game g for its player to act, as the greedy bot does.
 
-    Arguments: ``s``, the arrays of a State (a :class:`StateArrays`, or any named tuple
-    with State's field names and dtypes); ``g``, the game (column) to score; ``params``,
+    Arguments: ``s``, the arrays of a State (``startups_env.kernels.arrays(state)``, or any
+    named tuple with State's field names and dtypes); ``g``, the game (column) to score; ``params``,
     :func:`kernel_params` of a GreedyParams (a tuple of 7 float64); ``out``, float32[19],
     overwritten with the scores: exactly ``greedy_scores(state_features(state),
     params)[:, g]``, -inf for the actions of the other phase and for put-downs of cards not
@@ -192,16 +176,16 @@ def greedy_scores_game(s, g, params, out):
     future_cards = _F32(pile_left(s.pile_pos[g])) / max(_F32(n), _F32(1.0))
     scale = np.sqrt(_F32(spread * spread) + _F32(spread_per_card) * future_cards)
     a = _F32(np.exp(np.float64(_F32(0.5) / scale)))  # half a card of margin: the tie line
-    unseen, unseen_total = 0, 0  # the cards I cannot see, per company (packed)
+    # (Per-company and per-seat counts as tuples: kept on the stack, where arrays would be
+    # allocated on every call.)
+    unseen = (_unseen(s, g, seat, 0), _unseen(s, g, seat, 1), _unseen(s, g, seat, 2), _unseen(s, g, seat, 3),
+              _unseen(s, g, seat, 4), _unseen(s, g, seat, 5))  # the cards I cannot see
+    unseen_total = 0
     for c in range(C):
-        count = _unseen(s, g, seat, c)
-        unseen |= int(count) << (_BITS * c)
-        unseen_total += count
+        unseen_total += unseen[c]
     per_unseen = max(_F32(unseen_total), _F32(1.0))
-    hidden_hands = 0  # each rival's hand cards nobody else knows (packed by seat)
-    for r in range(1, n):
-        p = _seat_after(seat, r, n)
-        hidden_hands |= int(_hidden_hand(s, g, p)) << (_BITS * p)
+    hidden_hands = (_hidden_hand(s, g, 0), _hidden_hand(s, g, 1), _hidden_hand(s, g, 2), _hidden_hand(s, g, 3),
+                    _hidden_hand(s, g, 4), _hidden_hand(s, g, 5), _hidden_hand(s, g, 6))  # by seat
 
     # Every company: its put-downs with the hand as it is (the scores of the put-down phase);
     # in the take phase, what a take of it is worth once gained.
@@ -209,7 +193,7 @@ def greedy_scores_game(s, g, params, out):
     first_market, top_market, second_market = _F32(-np.inf), 0, _F32(-np.inf)
     flags = 0  # reveals and wins_chip of each company (take phase)
     for c in range(C):
-        odds = _F32(_entry(unseen, c)) / per_unseen
+        odds = _F32(unseen[c]) / per_unseen
         best, total, rivals_shown = _rivals(s, g, seat, n, c, odds, hidden_hands)
         holdings = _F32(s.hand[seat, c, g]) + _F32(s.portfolio[seat, c, g])
         mine_shown = s.portfolio[seat, c, g] + s.known[seat, c, g]
@@ -263,7 +247,7 @@ def greedy_scores_game(s, g, params, out):
         out[TAKE + c] = _F32(np.float64(gain + _F32(coins)) + best_put_taken)
         # The draw: an average over the unseen mix, less the coins it lays on the market (one
         # on each card of a company whose chip I lack).
-        term = np.float64(_F32(_entry(unseen, c)) / per_unseen) * (np.float64(gain) + best_put)
+        term = np.float64(_F32(unseen[c]) / per_unseen) * (np.float64(gain) + best_put)
         draw_value = term if c == 0 else draw_value + term
         if s.chip[c, g] != seat:
             draw_cost += count
@@ -291,17 +275,21 @@ def best_legal_game(scores, legal):
 
 
 # ----------------------------------------------------------------------------- batches
-@numba.njit(cache=True, nogil=True, _nrt=False)
+# The loops over games are serial: the project runs in parallel by processes (arena and
+# labelling shards, Ray workers, one per core); numba threads inside each would fight them
+# for the cores. They count no references (_nrt=False): nothing in them allocates, and a
+# compiled call increfs every array it is passed, which would cost more than the scoring.
+@_batch
 def _scores_all(s, params, out):
     for g in range(out.shape[1]):
         greedy_scores_game(s, g, params, out[:, g])
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@_batch
 def _actions_all(s, params, legal, scores, actions):
-    for g in numba.prange(actions.shape[0]):
-        greedy_scores_game(s, g, params, scores[g])
-        actions[g] = best_legal_game(scores[g], legal[g])
+    for g in range(actions.shape[0]):
+        greedy_scores_game(s, g, params, scores)
+        actions[g] = best_legal_game(scores, legal[g])
 
 
 def greedy_scores_state(state: State, params: GreedyParams = GreedyParams()) -> np.ndarray:
@@ -324,7 +312,67 @@ def greedy_actions_state(state: State, mask: np.ndarray | None = None,
     if mask.shape != (b, NUM_ACTIONS):
         raise ValueError(f"mask must be bool[{b}, {NUM_ACTIONS}], got shape {list(mask.shape)}")
     actions = np.empty(b, np.int64)
-    _actions_all(arrays(state), kernel_params(params), np.ascontiguousarray(mask),
-                 np.empty((b, NUM_ACTIONS), np.float32), actions)
+    _actions_all(arrays(state), kernel_params(params), np.ascontiguousarray(mask), np.empty(NUM_ACTIONS, np.float32),
+                 actions)
     return actions
 
+
+
+# ----------------------------------------------------------------------------- hand reading
+@_jit
+def put_down_log_prob_game(s, g, action, params, temperature, scores):
+    """float64: the log-probability that the player to act in game g, at a put-down decision,
+    puts down ``action`` under the search bot's model of the other players (the greedy
+    bot with softmax noise: ``P(put-down) ~ exp(greedy score / temperature)`` over its
+    legal put-downs); -inf where its hand lacks a card it was known to hold. ``scores``:
+    float32[19] of scratch. Allocates nothing. (search._put_down_log_prob for one game.)"""
+    seat = s.current[g]
+    for c in range(C):
+        if s.hand[seat, c, g] < s.known[seat, c, g]:
+            return -np.inf
+    greedy_scores_game(s, g, params, scores)
+    barred = s.barred[g]
+    # The legal put-downs: any hand card face up, or into the market unless just taken from it.
+    top = -np.inf
+    for c in range(C):
+        if s.hand[seat, c, g] > 0:
+            top = max(top, np.float64(scores[KEEP + c]) / temperature)
+            if c != barred:
+                top = max(top, np.float64(scores[MARKET + c]) / temperature)
+    company = (action - KEEP) % C
+    if not (top > -np.inf and KEEP <= action < NUM_ACTIONS and s.hand[seat, company, g] > 0
+            and not (action >= MARKET and company == barred)):
+        return -np.inf
+    total = 0.0  # the softmax's denominator, relative to its largest term
+    for c in range(C):
+        if s.hand[seat, c, g] > 0:
+            total += np.exp(np.float64(scores[KEEP + c]) / temperature - top)
+            if c != barred:
+                total += np.exp(np.float64(scores[MARKET + c]) / temperature - top)
+    chosen = np.float64(scores[action]) / temperature - (top + np.log(total))
+    return chosen if np.isfinite(chosen) else -np.inf
+
+
+@_batch
+def _put_down_log_probs(s, action, params, temperature, scores, out):
+    for g in range(out.shape[0]):
+        out[g] = put_down_log_prob_game(s, g, action[g], params, temperature, scores)
+
+
+def put_down_log_probs(before: State, action: np.ndarray, params: GreedyParams, temperature: float) -> np.ndarray:
+    """float64[r]: for each of the r put-down decisions ``before`` (running games, the player
+    to act holding the hand to weigh), the log-probability that it puts down ``action``
+    (int[r]) under the softmax-greedy model at ``temperature``; -inf where the hand lacks a
+    card its player was known to hold (:func:`put_down_log_prob_game`)."""
+    r = before.batch_size
+    action = np.asarray(action)
+    if action.shape != (r,) or action.dtype.kind not in "iu":
+        raise ValueError(f"action must be int[{r}], got {action.dtype}{list(action.shape)}")
+    if not (before.phase == PUT_PHASE).all() or before.done.any():
+        raise ValueError("every state must be a running game at a put-down decision")
+    if not temperature > 0:
+        raise ValueError(f"temperature must be positive, got {temperature!r}")
+    out = np.empty(r, np.float64)
+    _put_down_log_probs(arrays(before), action.astype(np.int64), kernel_params(params), float(temperature),
+                        np.empty(NUM_ACTIONS, np.float32), out)
+    return out

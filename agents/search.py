@@ -51,6 +51,8 @@ from ``startups_env.core``: the bot only samples hidden cards and reads results.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import importlib.util
 
 import numpy as np
 
@@ -623,15 +625,33 @@ def _hidden_put_down_log_count(known: np.ndarray, hand: np.ndarray, action: np.n
 
 def _put_down_log_prob(before: State, seat: int, hand: np.ndarray, action: np.ndarray, params: GreedyParams,
                        temperature: float, rules: Rules) -> np.ndarray:
-    """float[r]: log-probability that ``seat``, holding ``hand`` (int[C, r]) in the public
+    """float64[r]: log-probability that ``seat``, holding ``hand`` (int[C, r]) in the public
     states ``before`` (r rows, the seat to put a card down; modified), puts down ``action``
-    under the softmax-greedy model; -inf where the hand lacks cards it was known to hold."""
+    under the softmax-greedy model; -inf where the hand lacks cards it was known to hold.
+    Compiled (:func:`startups_env.agents.greedy_kernel.put_down_log_probs`) where numba is
+    installed; the same to rounding (the softmax sums in another order)."""
     before.hand[seat] = hand
+    compiled = _greedy_kernel()
+    if compiled is not None:
+        return compiled.put_down_log_probs(before, action, params, temperature)
     held_known = (hand >= before.known[seat]).all(axis=0)
     mask = Simulator.from_state(before, rules).legal_mask()  # [r, 19]
-    logits = np.where(mask.T, greedy_scores(state_features(before), params) / temperature, -np.inf)
+    # (in float64: the log-sum of 12 float32 terms would carry float32's rounding into the weights)
+    logits = np.where(mask.T, greedy_scores(state_features(before), params).astype(np.float64) / temperature,
+                      -np.inf)
     chosen = logits[action, np.arange(action.size)] - np.logaddexp.reduce(logits, axis=0)
     return np.where(held_known & np.isfinite(chosen), chosen, -np.inf)
+
+
+@functools.cache
+def _greedy_kernel():
+    """The compiled greedy (:mod:`startups_env.agents.greedy_kernel`) where numba, an optional
+    dependency, is installed; else None (the numpy greedy)."""
+    if importlib.util.find_spec("numba") is None:
+        return None
+    from . import greedy_kernel
+
+    return greedy_kernel
 
 
 def _resample(log_weights: np.ndarray, game: np.ndarray, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -12,10 +12,12 @@ import pytest
 
 pytest.importorskip("numba")
 
-from startups_env.agents import greedy_kernel  # noqa: E402
+from startups_env.agents import act_for_seats, greedy_kernel, make_agent, search  # noqa: E402
 from startups_env.agents.features import state_features  # noqa: E402
 from startups_env.agents.greedy import GreedyParams, best_legal, greedy_actions, greedy_scores  # noqa: E402
-from startups_env.core import Simulator, State  # noqa: E402
+from startups_env.agents.search import determinize, put_down_log_likelihood  # noqa: E402
+from startups_env.core import Simulator, State, public_state  # noqa: E402
+from startups_env.history import History  # noqa: E402
 from startups_env.rules import DECK_SIZE, MAX_PLAYERS, MIN_PLAYERS, Rules  # noqa: E402
 
 # Weights far from the defaults: negative penalties (a weight times 0 is -0.0 there), a
@@ -70,6 +72,16 @@ def test_scores_equal_the_numpy_greedys_bit_for_bit(positions, params):
     got = greedy_kernel.greedy_scores_state(positions, params)
     assert _same_bits(got, want)
     assert np.isfinite(got).any(axis=0).all() and (got == -np.inf).any()
+
+
+def test_scores_equal_on_hands_no_game_deals(positions):
+    """Hypothesised hands need not fit a real deal (more cards than a hand holds, fewer than
+    are known, counts that leave negative unseen cards): the scores are still numpy's."""
+    rng = np.random.default_rng(3)
+    odd = positions.copy()
+    odd.hand[:] = rng.integers(0, 4, odd.hand.shape)
+    assert (odd.unseen(odd.current.astype(np.intp)) < 0).any()
+    assert _same_bits(greedy_kernel.greedy_scores_state(odd), greedy_scores(state_features(odd)))
 
 
 @pytest.mark.parametrize("params", [GreedyParams(), ODD_PARAMS], ids=["default", "odd"])
@@ -156,3 +168,81 @@ def test_the_python_source_scores_alike_without_the_compiler():
     env = dict(os.environ, NUMBA_DISABLE_JIT="1")
     done = subprocess.run([sys.executable, "-c", _PYTHON_CHECK], env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0 and done.stdout.strip() == "same", done.stderr[-3000:]
+
+
+# ----------------------------------------------------------------------------- hand reading
+def _logged_greedy_games(players: int, games: int, seed: int, turns: int) -> tuple[Simulator, History]:
+    sim = Simulator(Rules(num_players=players), games, seed=seed)
+    greedy = make_agent("greedy")
+    log = History(games)
+    for _ in range(turns):
+        sim.step(act_for_seats(sim, [greedy] * players, history=log))
+    return sim, log
+
+
+@pytest.mark.parametrize("players, seed, turns, temperature",
+                         [(4, 5, 40, 0.25), (4, 11, 34, 0.5), (3, 2, 30, 0.5), (6, 4, 50, 1.0), (2, 3, 20, 0.5)])
+def test_hand_reading_weights_equal_the_numpy_ones(monkeypatch, players, seed, turns, temperature):
+    """put_down_log_likelihood compiled and in numpy (the scenarios of the search bot's tests:
+    the true hands, sampled ones, and hands that lack cards known to be held): the same
+    log-likelihoods up to rounding, as the compiled softmax sums its terms in another order
+    than numpy's logaddexp (both in float64)."""
+    assert search._greedy_kernel() is greedy_kernel
+    sim, log = _logged_greedy_games(players, 24, seed, turns)
+    live = np.flatnonzero(~sim.state.done)
+    truth = sim.state.take(live)
+    seat = truth.current.astype(np.intp)
+    public, view = public_state(truth, seat), log.take(live)
+    others = view.valid(public) & (np.arange(MAX_PLAYERS)[:, None] != seat[None, :])
+    sampled = determinize(public, seat, 20, np.random.default_rng(seed))
+    broken = truth.copy()  # each other hand swaps a card known to be there for another company's: impossible
+    for p, g in np.argwhere((truth.known.sum(axis=1) > 0) & others):
+        c = int(np.flatnonzero(truth.known[p, :, g])[0])
+        broken.hand[p, c, g] -= 1
+        broken.hand[p, (c + 1) % 6, g] += 1
+    worlds = _concat([truth, sampled, broken])
+    n = live.size
+    game = np.concatenate([np.arange(n), np.repeat(np.arange(n), 20), np.arange(n)])
+    rules, params = Rules(num_players=players), GreedyParams()
+    compiled = put_down_log_likelihood(worlds, view, game, others, params, temperature, rules)
+    monkeypatch.setattr(search, "_greedy_kernel", lambda: None)
+    reference = put_down_log_likelihood(worlds, view, game, others, params, temperature, rules)
+    finite = np.isfinite(reference)
+    assert np.array_equal(np.isfinite(compiled), finite) and (compiled[~finite] == -np.inf).all()
+    assert np.allclose(compiled[finite], reference[finite], rtol=0, atol=1e-9)
+    assert finite[:n].all() and (~finite).sum() >= 2 and (reference[finite] < 0).sum() > 10 * n
+
+
+def test_put_down_log_probs_equal_numpys_for_any_put_down(monkeypatch):
+    """Every put-down action in logged states, legal or not, with hands that hold the known
+    cards or not."""
+    sim, log = _logged_greedy_games(5, 12, 7, 40)
+    rows = np.flatnonzero(log.action.reshape(-1) >= 0)
+    before = log.state.take(np.repeat(rows, 12))
+    seat = before.current.astype(np.intp)
+    rng = np.random.default_rng(0)
+    hand = rng.integers(0, 3, (6, before.batch_size)).astype(np.int8)
+    action = np.tile(np.arange(7, 19), rows.size)
+
+    def log_probs():
+        out = np.empty(before.batch_size)
+        for s in np.unique(seat):
+            at = np.flatnonzero(seat == s)
+            out[at] = search._put_down_log_prob(before.take(at), s, hand[:, at], action[at], GreedyParams(), 0.5,
+                                                Rules(num_players=5))
+        return out
+
+    got = log_probs()
+    monkeypatch.setattr(search, "_greedy_kernel", lambda: None)
+    want = log_probs()
+    finite = np.isfinite(want)
+    assert np.array_equal(np.isfinite(got), finite) and 0.2 < finite.mean() < 0.8
+    assert np.allclose(got[finite], want[finite], rtol=0, atol=1e-9)
+
+
+def test_put_down_log_probs_refuses_other_decisions():
+    state = Simulator(batch_size=2, seed=0).state  # take decisions
+    with pytest.raises(ValueError, match="put-down decision"):
+        greedy_kernel.put_down_log_probs(state, np.array([7, 8]), GreedyParams(), 0.5)
+    with pytest.raises(ValueError, match="action must be int"):
+        greedy_kernel.put_down_log_probs(state, np.array([7.0, 8.0]), GreedyParams(), 0.5)
