@@ -51,8 +51,6 @@ from ``startups_env.core``: the bot only samples hidden cards and reads results.
 from __future__ import annotations
 
 import dataclasses
-import functools
-import importlib.util
 
 import numpy as np
 
@@ -427,7 +425,7 @@ class SearchAgent(Agent):
         drawn = determinize(public, seat, count, self.rng)
         game = np.repeat(np.arange(public.batch_size), count)
         weights = put_down_log_likelihood(drawn, log, game, others, self.greedy, self.inference_temperature,
-                                          self.rules)
+                                          self.rules, self.backend)
         return WorldPool(drawn, game, weights)
 
     def _rollout(self, state: State, plans: np.ndarray, mover: np.ndarray) -> np.ndarray:
@@ -544,7 +542,8 @@ class WorldPool:
 
 
 def put_down_log_likelihood(worlds: State, log: History, game: np.ndarray, seats: np.ndarray,
-                            params: GreedyParams, temperature: float, rules: Rules) -> np.ndarray:
+                            params: GreedyParams, temperature: float, rules: Rules,
+                            backend: str | None = None) -> np.ndarray:
     """float[m]: log-likelihood of each sampled world (row r a world of game ``game[r]``
     of ``log``) under a model of the other players: each put down cards like the greedy bot
     with softmax noise, ``P(action) ~ exp(greedy score / temperature)``.
@@ -558,7 +557,9 @@ def put_down_log_likelihood(worlds: State, log: History, game: np.ndarray, seats
     probability is divided by the count of its company among the hand's unknown cards
     where none of it was known to be there (see :func:`_hidden_put_down_log_count`), so
     that the weighted worlds follow the model's posterior. Worlds in which the seat could
-    not have held the cards it was known to hold get -inf."""
+    not have held the cards it was known to hold get -inf. backend: the greedy's (see
+    :func:`_put_down_log_prob`; None: the fastest installed)."""
+    backend = resolve_backend(backend)
     m, n = worlds.batch_size, log.batch_size
     total = np.zeros(m)
     earlier_seats = seats & log.earlier_valid()
@@ -572,7 +573,7 @@ def put_down_log_likelihood(worlds: State, log: History, game: np.ndarray, seats
         hand[(action - Action.KEEP) % C, np.arange(rows.size)] += 1
         latest = log.state.take(logged)
         known = latest.known[seat]  # [C, r] at the latest put-down
-        total[rows] += _put_down_log_prob(latest, seat, hand, action, params, temperature, rules)
+        total[rows] += _put_down_log_prob(latest, seat, hand, action, params, temperature, rules, backend)
         total[rows] -= _hidden_put_down_log_count(known, hand, action)
 
         earlier = np.flatnonzero(earlier_seats[seat, game[rows]])
@@ -596,7 +597,8 @@ def put_down_log_likelihood(worlds: State, log: History, game: np.ndarray, seats
         earlier_action = log.earlier_action.reshape(-1)[logged[column]]
         before_hand[(earlier_action - Action.KEEP) % C, variant] += 1
         earlier_state = log.earlier_state.take(logged[column])
-        log_prob = (_put_down_log_prob(earlier_state, seat, before_hand, earlier_action, params, temperature, rules)
+        log_prob = (_put_down_log_prob(earlier_state, seat, before_hand, earlier_action, params, temperature, rules,
+                                       backend)
                     + np.log(gained[company, column])
                     - _hidden_put_down_log_count(earlier_state.known[seat], before_hand, earlier_action))
         # Sum the variants' probabilities per column.
@@ -624,34 +626,25 @@ def _hidden_put_down_log_count(known: np.ndarray, hand: np.ndarray, action: np.n
 
 
 def _put_down_log_prob(before: State, seat: int, hand: np.ndarray, action: np.ndarray, params: GreedyParams,
-                       temperature: float, rules: Rules) -> np.ndarray:
+                       temperature: float, rules: Rules, backend: str | None = None) -> np.ndarray:
     """float64[r]: log-probability that ``seat``, holding ``hand`` (int[C, r]) in the public
     states ``before`` (r rows, the seat to put a card down; modified), puts down ``action``
     under the softmax-greedy model; -inf where the hand lacks cards it was known to hold.
-    Compiled (:func:`startups_env.agents.greedy_kernel.put_down_log_probs`) where numba is
-    installed; the same to rounding (the softmax sums in another order)."""
+    On the numba backend (default where installed) compiled
+    (:func:`startups_env.agents.greedy_kernel.put_down_log_probs`): the same to rounding
+    (its softmax sums in another order)."""
     before.hand[seat] = hand
-    compiled = _greedy_kernel()
-    if compiled is not None:
-        return compiled.put_down_log_probs(before, action, params, temperature)
+    if resolve_backend(backend) == "numba":
+        from .greedy_kernel import put_down_log_probs  # (imported on first use: it needs numba)
+
+        return put_down_log_probs(before, action, params, temperature)
     held_known = (hand >= before.known[seat]).all(axis=0)
-    mask = Simulator.from_state(before, rules).legal_mask()  # [r, 19]
+    mask = Simulator.from_state(before, rules, backend="numpy").legal_mask()  # [r, 19]
     # (in float64: the log-sum of 12 float32 terms would carry float32's rounding into the weights)
     logits = np.where(mask.T, greedy_scores(state_features(before), params).astype(np.float64) / temperature,
                       -np.inf)
     chosen = logits[action, np.arange(action.size)] - np.logaddexp.reduce(logits, axis=0)
     return np.where(held_known & np.isfinite(chosen), chosen, -np.inf)
-
-
-@functools.cache
-def _greedy_kernel():
-    """The compiled greedy (:mod:`startups_env.agents.greedy_kernel`) where numba, an optional
-    dependency, is installed; else None (the numpy greedy)."""
-    if importlib.util.find_spec("numba") is None:
-        return None
-    from . import greedy_kernel
-
-    return greedy_kernel
 
 
 def _resample(log_weights: np.ndarray, game: np.ndarray, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:

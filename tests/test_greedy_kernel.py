@@ -182,12 +182,11 @@ def _logged_greedy_games(players: int, games: int, seed: int, turns: int) -> tup
 
 @pytest.mark.parametrize("players, seed, turns, temperature",
                          [(4, 5, 40, 0.25), (4, 11, 34, 0.5), (3, 2, 30, 0.5), (6, 4, 50, 1.0), (2, 3, 20, 0.5)])
-def test_hand_reading_weights_equal_the_numpy_ones(monkeypatch, players, seed, turns, temperature):
+def test_hand_reading_weights_equal_the_numpy_ones(players, seed, turns, temperature):
     """put_down_log_likelihood compiled and in numpy (the scenarios of the search bot's tests:
     the true hands, sampled ones, and hands that lack cards known to be held): the same
     log-likelihoods up to rounding, as the compiled softmax sums its terms in another order
     than numpy's logaddexp (both in float64)."""
-    assert search._greedy_kernel() is greedy_kernel
     sim, log = _logged_greedy_games(players, 24, seed, turns)
     live = np.flatnonzero(~sim.state.done)
     truth = sim.state.take(live)
@@ -204,16 +203,15 @@ def test_hand_reading_weights_equal_the_numpy_ones(monkeypatch, players, seed, t
     n = live.size
     game = np.concatenate([np.arange(n), np.repeat(np.arange(n), 20), np.arange(n)])
     rules, params = Rules(num_players=players), GreedyParams()
-    compiled = put_down_log_likelihood(worlds, view, game, others, params, temperature, rules)
-    monkeypatch.setattr(search, "_greedy_kernel", lambda: None)
-    reference = put_down_log_likelihood(worlds, view, game, others, params, temperature, rules)
+    compiled = put_down_log_likelihood(worlds, view, game, others, params, temperature, rules)  # (the default)
+    reference = put_down_log_likelihood(worlds, view, game, others, params, temperature, rules, backend="numpy")
     finite = np.isfinite(reference)
     assert np.array_equal(np.isfinite(compiled), finite) and (compiled[~finite] == -np.inf).all()
     assert np.allclose(compiled[finite], reference[finite], rtol=0, atol=1e-9)
     assert finite[:n].all() and (~finite).sum() >= 2 and (reference[finite] < 0).sum() > 10 * n
 
 
-def test_put_down_log_probs_equal_numpys_for_any_put_down(monkeypatch):
+def test_put_down_log_probs_equal_numpys_for_any_put_down():
     """Every put-down action in logged states, legal or not, with hands that hold the known
     cards or not."""
     sim, log = _logged_greedy_games(5, 12, 7, 40)
@@ -224,17 +222,15 @@ def test_put_down_log_probs_equal_numpys_for_any_put_down(monkeypatch):
     hand = rng.integers(0, 3, (6, before.batch_size)).astype(np.int8)
     action = np.tile(np.arange(7, 19), rows.size)
 
-    def log_probs():
+    def log_probs(backend):
         out = np.empty(before.batch_size)
         for s in np.unique(seat):
             at = np.flatnonzero(seat == s)
             out[at] = search._put_down_log_prob(before.take(at), s, hand[:, at], action[at], GreedyParams(), 0.5,
-                                                Rules(num_players=5))
+                                                Rules(num_players=5), backend)
         return out
 
-    got = log_probs()
-    monkeypatch.setattr(search, "_greedy_kernel", lambda: None)
-    want = log_probs()
+    got, want = log_probs("numba"), log_probs("numpy")
     finite = np.isfinite(want)
     assert np.array_equal(np.isfinite(got), finite) and 0.2 < finite.mean() < 0.8
     assert np.allclose(got[finite], want[finite], rtol=0, atol=1e-9)
