@@ -608,7 +608,9 @@ class Simulator:
             return choice
         u = rng.random(rows.shape[1], dtype=np.float32)
         if self._kernels is not None:
-            self._kernels.legal_choice(rows.T, u, lo, hi, choice)
+            k = self._kernels
+            choose = k.legal_choice_parallel if self.batch_size >= k.PARALLEL_FROM else k.legal_choice
+            choose(rows.T, u, lo, hi, choice)
         else:
             choice += queries.legal_choice(rows[lo:hi], u)
         return choice

@@ -226,12 +226,11 @@ def _step_games(actions, active, turn_cap, over, legal, hand, portfolio, known, 
 step_games, step_games_parallel = _serial_and_parallel(_step_games)
 
 
-@_jit
-def legal_choice(legal, u, lo, hi, out):
+def _legal_choice(legal, u, lo, hi, out):
     """out[g] = the (k+1)-th legal action of game g among lo..hi-1 (``legal`` bool[B, 19]) for k = floor(u[g] *
     legal count), in u's float32 (queries.legal_choice, offset by lo); hi - 1 where there is
     none."""
-    for g in range(u.shape[0]):
+    for g in numba.prange(u.shape[0]):
         count = 0
         for a in range(lo, hi):
             count += legal[g, a]
@@ -245,3 +244,6 @@ def legal_choice(legal, u, lo, hi, out):
                     break
                 seen += 1
         out[g] = choice
+
+
+legal_choice, legal_choice_parallel = _serial_and_parallel(_legal_choice)
