@@ -38,11 +38,14 @@ import numpy as np
 
 from startups_env import queries
 from startups_env.core import Simulator, State
+from startups_env import kernels
 from startups_env.kernels import arrays, card_coins, takes_chip
 from startups_env.rules import (COMPANY_SIZES, HAND_SIZE, MAX_PLAYERS, NUM_ACTIONS, NUM_COMPANIES,
                                 PUT_PHASE, Action)
 
 from .greedy import GreedyParams
+
+kernels.forget_stale_cache(__file__, kernels.__file__, queries.__file__)
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
 if (P, C) != (7, 6):  # (greedy_scores_game lists every seat and every company in tuples)

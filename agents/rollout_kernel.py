@@ -25,10 +25,15 @@ import numpy as np
 
 from startups_env import kernels
 from startups_env.core import Simulator, State
-from startups_env.rules import NUM_ACTIONS, Rules
+from startups_env.rules import MAX_PLAYERS, NUM_ACTIONS, Rules
 
+from startups_env import queries
+
+from . import greedy_kernel
 from .greedy import GreedyParams
 from .greedy_kernel import arrays, best_legal_game, greedy_scores_game, kernel_params
+
+kernels.forget_stale_cache(__file__, kernels.__file__, greedy_kernel.__file__, queries.__file__)
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1, _MIX2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
@@ -62,7 +67,7 @@ def _uniform_legal(legal, g, u):
     return 0
 
 
-def _play(first, second, mover, turn_cap, opponent_random, epsilon, counters, params, s, legal, scores, over):
+def _play(first, second, turn_cap, chance, counters, params, s, legal, scores, over):
     """Play every game of ``s`` to the end of its round (see the module docstring); ``over``
     is set where it ended (every game, unless a plan's move was illegal: none is)."""
     hand, portfolio, known, coins, chip = s.hand, s.portfolio, s.known, s.coins, s.chip
@@ -81,10 +86,10 @@ def _play(first, second, mover, turn_cap, opponent_random, epsilon, counters, pa
                 planned = 0
                 kernels.legal_game(g, legal, hand, coins, chip, market_count, current, phase, barred, terminated,
                                    truncated)
-                random_move = opponent_random and current[g] != mover[g]
-                if epsilon > 0.0:
+                random_move = False
+                if chance[g, current[g]] > 0.0:
                     u, counter = _uniform(counter)
-                    random_move = random_move or u < epsilon
+                    random_move = u < chance[g, current[g]]
                 if random_move:
                     u, counter = _uniform(counter)
                     action = _uniform_legal(legal, g, u)
@@ -105,10 +110,13 @@ _play_parallel = numba.njit(cache=True, nogil=True, _nrt=False, parallel=True)(_
 
 def rollout(state: State, first: np.ndarray, second: np.ndarray, mover: np.ndarray, rules: Rules,
             params: GreedyParams, rng: np.random.Generator, *, opponent_random: bool = False,
-            epsilon: float = 0.0) -> State:
+            epsilon: float = 0.0, random_chance: np.ndarray | None = None) -> State:
     """Play the m games of ``state`` (changed in place, and returned) to the end of their
     round and score it: game i first plays ``first[i]`` and, where ``second[i]`` >= 0,
     ``second[i]`` (both legal), then the rollout policy moves (see the module docstring).
+    ``random_chance`` (float[m, 7], optional) sets, per game and seat, the chance that a
+    move is uniformly random instead; by default it is 1 for the seats other than
+    ``mover`` under ``opponent_random``, else ``epsilon`` for every seat.
     ``rules.turn_cap`` stops a round early, scored as it stands. Afterwards ``state.scores``
     and ``state.ranks`` hold each game's round result, as a Simulator that stepped the
     games would leave them (round game: the next round is dealt from ``rng``)."""
@@ -119,13 +127,20 @@ def rollout(state: State, first: np.ndarray, second: np.ndarray, mover: np.ndarr
     for name, x in (("first", first), ("second", second), ("mover", mover)):
         if x.shape != (m,):
             raise ValueError(f"{name} must have shape [{m}], got {list(x.shape)}")
+    if random_chance is None:
+        random_chance = np.full((m, MAX_PLAYERS), float(epsilon))
+        if opponent_random:
+            random_chance[np.arange(MAX_PLAYERS)[None, :] != mover[:, None]] = 1.0
+    random_chance = np.ascontiguousarray(random_chance, np.float64)
+    if random_chance.shape != (m, MAX_PLAYERS):
+        raise ValueError(f"random_chance must have shape [{m}, {MAX_PLAYERS}], got {list(random_chance.shape)}")
     counters = rng.integers(0, 2**63, size=m, dtype=np.int64).astype(np.uint64)
     legal = np.empty((m, NUM_ACTIONS), bool)
     scores = np.empty((m, NUM_ACTIONS), np.float32)
     over = np.zeros(m, bool)
     play = _play_parallel if m >= kernels.PARALLEL_FROM else _play_serial
-    play(first, second, mover, rules.turn_cap, opponent_random, float(epsilon), counters, kernel_params(params),
-         arrays(state), legal, scores, over)
+    play(first, second, rules.turn_cap, random_chance, counters, kernel_params(params), arrays(state), legal, scores,
+         over)
     sim = Simulator.from_state(state, rules, seed=rng)
     sim.finish_rounds(np.flatnonzero(over))
     return sim.state

@@ -19,6 +19,9 @@ import on a machine pays the compile time once.
 
 from __future__ import annotations
 
+import glob
+import hashlib
+import os
 from collections import namedtuple
 from dataclasses import fields
 
@@ -28,6 +31,43 @@ import numpy as np
 from . import queries
 from .core import State
 from .rules import DECK_SIZE, MAX_PLAYERS, NUM_ACTIONS, NUM_COMPANIES, PUT_PHASE, TAKE_PHASE, Action
+
+
+
+def forget_stale_cache(module_file: str, *sources: str) -> None:
+    """Delete the on-disk cache of the kernels of ``module_file`` if it or one of the
+    ``sources`` whose functions its kernels compile in (inlined or called) changed since
+    the cache was written. numba checks a cached kernel against its own source file only,
+    so an edited rule in another file would otherwise be served stale (or fail to load,
+    when a type it names is gone). A hash of all the sources is kept beside the cache.
+    Every kernel module calls this on import, before its kernels are first used; the
+    cache of a custom ``NUMBA_CACHE_DIR`` is not looked after."""
+    folder = os.path.join(os.path.dirname(os.path.abspath(module_file)), "__pycache__")
+    stem = os.path.splitext(os.path.basename(module_file))[0]
+    digest = hashlib.sha256()
+    for path in (module_file, *sources):
+        with open(path, "rb") as f:
+            digest.update(f.read())
+    stamp = os.path.join(folder, f"{stem}.kernel-sources.sha256")
+    try:
+        with open(stamp) as f:
+            if f.read() == digest.hexdigest():
+                return
+    except OSError:
+        pass
+    try:
+        for path in glob.glob(os.path.join(folder, f"{stem}.*.nbi")) + glob.glob(os.path.join(folder, f"{stem}.*.nbc")):
+            os.remove(path)
+        os.makedirs(folder, exist_ok=True)
+        partial = f"{stamp}.{os.getpid()}"
+        with open(partial, "w") as f:
+            f.write(digest.hexdigest())
+        os.replace(partial, stamp)
+    except OSError:  # a read-only install: numba falls back to its own cache folder
+        pass
+
+
+forget_stale_cache(__file__, queries.__file__)
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
 SLOTS = queries.SLOTS
