@@ -63,6 +63,13 @@ def kernel_params(params: GreedyParams) -> tuple:
 
 
 def _jit(function):
+    """A scalar piece (numbers in, numbers out): LLVM inlines it where it pays."""
+    return numba.njit(cache=True, nogil=True)(function)
+
+
+def _inline(function):
+    """A per-game piece that reads arrays, inlined into each kernel that calls it: a compiled
+    call would pass every array as a dozen words and count a reference to it."""
     return numba.njit(cache=True, nogil=True, inline="always")(function)
 
 
@@ -85,7 +92,7 @@ def _seat_after(seat, r, n):
     return p - n if p >= n else p
 
 
-@_jit
+@_inline
 def _unseen(s, g, seat, c):
     """Cards of company c that ``seat`` cannot see in game g (queries.unseen)."""
     public = 0  # every seat's portfolio and publicly known hand cards
@@ -94,7 +101,7 @@ def _unseen(s, g, seat, c):
     return unseen_count(_SIZES[c], public, s.hand[seat, c, g], s.known[seat, c, g], s.market_count[c, g])
 
 
-@_jit
+@_inline
 def _hidden_hand(s, g, p):
     """The hand cards of seat p in game g that nobody but p knows: HAND_SIZE less its known
     hand cards, at least 0 (Features.opponent_estimate)."""
@@ -104,7 +111,7 @@ def _hidden_hand(s, g, p):
     return max(HAND_SIZE - known, 0)
 
 
-@_jit
+@_inline
 def _rivals(s, g, seat, n, c, odds, hidden_hands):
     """(best, total, shown) of company c in game g, seen from ``seat``: the most cards any
     rival is expected to hold (float32), the sum over rivals (float32: what a sole leader
@@ -160,7 +167,7 @@ def _market_value(lead, v_now, v_less, params):
 
 
 # ----------------------------------------------------------------------------- one game
-@_jit
+@_inline
 def greedy_scores_game(s, g, params, out):
     """Score every action of game g for its player to act, as the greedy bot does.
 
@@ -259,7 +266,7 @@ def greedy_scores_game(s, g, params, out):
     out[DRAW] = _F32(draw_value - np.float64(_F32(draw_cost)) + draw_bonus)
 
 
-@_jit
+@_inline
 def best_legal_game(scores, legal):
     """The legal action with the highest score (the first of equals), from scores
     float32[19] and legal bool[19]; where every legal score is -inf, the first legal action
@@ -322,7 +329,7 @@ def greedy_actions_state(state: State, mask: np.ndarray | None = None,
 
 
 # ----------------------------------------------------------------------------- hand reading
-@_jit
+@_inline
 def put_down_log_prob_game(s, g, action, params, temperature, scores):
     """float64: the log-probability that the player to act in game g, at a put-down decision,
     puts down ``action`` under the search bot's model of the other players (the greedy
