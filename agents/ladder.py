@@ -50,7 +50,7 @@ from startups_env.files import atomic_write
 
 from .arena import check_output_path, run_arena
 from .ratings import format_rating, rate
-from .registry import split_names
+from .registry import parse_agent_spec, split_names
 
 #: The heroes of the default ladder: every rule-based bot, then the search bot.
 HEROES = ("random", "greedy", "banker", "hoarder", "spoiler", "noisy", "search")
@@ -86,7 +86,7 @@ def _run_ladder(players, games, search_games, seed, progress, pairings, pool: Wo
     for n in players:
         played = []  # (names of the entries, arena result) of this table size
         for hero, opponent in pairings:
-            count = search_games if "search" in (hero, opponent) else games
+            count = search_games if _is_search(hero) or _is_search(opponent) else games
             if count <= 0:
                 continue
             result = run_arena([hero] + [opponent] * (n - 1), n, count, seed=seed, progress=progress, rate=False,
@@ -110,7 +110,7 @@ def _run_ladder(players, games, search_games, seed, progress, pairings, pool: Wo
                 "truncated_share": result.truncated_games / result.games,
                 "wall_seconds": result.wall_seconds,
             }
-            if hero == "search":
+            if _is_search(hero):
                 row["wall_per_decision"] = result.wall_seconds / max(stats["decisions"], 1)
                 row["act_per_decision"] = stats["seconds_per_decision"]
             rows.append(row)
@@ -180,6 +180,12 @@ def matrix_csv(matrices: list[dict]) -> str:
                     row += [share, m["win_ci"][i][j][0], m["win_ci"][i][j][1], m["games"][i][j]]
             writer.writerow(row)
     return buf.getvalue()
+
+
+def _is_search(spec: str) -> bool:
+    """Whether a spec is the search bot, with or without settings (``search[determinizations=8]``):
+    its pairings are the slow ones, sized by ``search_games``."""
+    return parse_agent_spec(spec)[0] == "search"
 
 
 def ladder_ratings(played, seed: int) -> list[dict]:

@@ -83,3 +83,11 @@ def test_the_ladder_refuses_empty_lists_and_unwritable_files_before_any_game(arg
         main(["--csv", str(tmp_path), "--players", "3", "--games", "3"])
     err = capsys.readouterr()
     assert "is a directory" in err.err and "win rate" not in err.out
+
+
+def test_search_pairings_are_sized_by_search_games_whatever_their_settings():
+    pairings = (("search[determinizations=2;max_candidates=2]", "random"), ("greedy", "search[determinizations=2]"))
+    ladder = run_ladder([3], 300, 0, seed=1, pairings=pairings)
+    assert ladder["pairings"] == []  # search_games 0 skips both, rather than playing 300 slow games
+    ladder = run_ladder([3], 300, 3, seed=1, pairings=pairings[:1])
+    assert [r["games"] for r in ladder["pairings"]] == [3] and "wall_per_decision" in ladder["pairings"][0]
