@@ -3,11 +3,15 @@ observation) plays the same games as ``env(backend="numpy")``, seed for seed, wi
 observations, masks, rewards, terminations, truncations, infos, agent order and errors; a
 backend that is not one raises a clear ValueError."""
 
+import warnings
+
 import numpy as np
 import pytest
+from pettingzoo.test import api_test, seed_test
 
 from startups_env import Rules
 from startups_env.aec import env
+from helpers import INSTALLED_BACKENDS
 
 
 def _step_both(envs, action):
@@ -87,6 +91,15 @@ def test_numba_backend_same_in_round_game_truncation_and_rewards(kwargs):
     rng = np.random.default_rng(1)
     for seed in range(8):
         _play_both(Rules(num_players=3 + seed % 3, **kwargs), seed, rng)
+
+
+@pytest.mark.parametrize("backend", INSTALLED_BACKENDS)
+def test_pettingzoo_api_and_seed_tests_on_each_backend(backend):
+    """(test_aec.py runs them on the default backend.)"""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # as in test_aec.py
+        api_test(env(num_players=3, backend=backend), num_cycles=500)
+    seed_test(lambda: env(num_players=4, backend=backend), num_cycles=200)
 
 
 def test_default_backend_is_numba_where_installed():
