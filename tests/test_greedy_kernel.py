@@ -140,12 +140,13 @@ def test_bad_input_is_refused():
 
 _PYTHON_CHECK = """
 import numpy as np
-from startups_env.agents import greedy_kernel
+from startups_env.agents import greedy_kernel, search
 from startups_env.agents.features import state_features
-from startups_env.agents.greedy import greedy_actions, greedy_scores
+from startups_env.agents.greedy import GreedyParams, greedy_actions, greedy_scores
 from startups_env.core import Simulator
 from startups_env.rules import Rules
 assert not hasattr(greedy_kernel.greedy_scores_game, "py_func")  # plain Python
+weighed = 0
 for players in (2, 5, 7):
     sim = Simulator(Rules(num_players=players), batch_size=3, seed=players)
     for step in range(60):
@@ -158,13 +159,24 @@ for players in (2, 5, 7):
         actions = greedy_kernel.greedy_actions_state(sim.state, mask)
         assert np.array_equal(actions, greedy_actions(state_features(sim.state), mask))
         sim.step(actions)
+        if (sim.state.phase == 1).all() and not sim.done.any():  # the hand-reading weights too
+            seat = int(sim.state.current[0])
+            at = np.flatnonzero(sim.state.current == seat)
+            before = sim.state.take(at)
+            hand = before.hand[seat].copy()
+            action = np.full(at.size, 7 + int(np.argmax(hand[:, 0])))
+            got = search._put_down_log_prob(before.copy(), seat, hand, action, GreedyParams(), 0.5, Rules(), "numba")
+            want = search._put_down_log_prob(before, seat, hand, action, GreedyParams(), 0.5, Rules(), "numpy")
+            assert np.allclose(got, want, rtol=0, atol=1e-9) and np.isfinite(got[0]), (got, want)
+            weighed += 1
+assert weighed >= 10, weighed
 print("same")
 """
 
 
 def test_the_python_source_scores_alike_without_the_compiler():
     """With NUMBA_DISABLE_JIT=1 the kernels run as the Python they are written in (so coverage
-    sees them), with numpy scalars: the same scores."""
+    sees them), with numpy scalars: the same scores, actions and hand-reading weights."""
     env = dict(os.environ, NUMBA_DISABLE_JIT="1")
     done = subprocess.run([sys.executable, "-c", _PYTHON_CHECK], env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0 and done.stdout.strip() == "same", done.stderr[-3000:]
