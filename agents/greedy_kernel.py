@@ -93,12 +93,13 @@ def _seat_after(seat, r, n):
 
 
 @_inline
-def _unseen(s, g, seat, c):
-    """Cards of company c that ``seat`` cannot see in game g (queries.unseen)."""
+def _unseen(s, g, seat, c, own):
+    """Cards of company c that ``seat``, holding ``own`` of them, cannot see in game g
+    (queries.unseen)."""
     public = 0  # every seat's portfolio and publicly known hand cards
     for p in range(P):
         public += s.known[p, c, g] + s.portfolio[p, c, g]
-    return unseen_count(_SIZES[c], public, s.hand[seat, c, g], s.known[seat, c, g], s.market_count[c, g])
+    return unseen_count(_SIZES[c], public, own, s.known[seat, c, g], s.market_count[c, g])
 
 
 @_inline
@@ -178,6 +179,13 @@ def greedy_scores_game(s, g, params, out):
     params)[:, g]``, -inf for the actions of the other phase and for put-downs of cards not
     in hand (not masked by legality otherwise). Reads only what the player to act may see;
     allocates nothing; returns nothing. Callable from other numba functions."""
+    _scores(s, g, s.hand, s.current[g], g, params, out)
+
+
+@_inline
+def _scores(s, g, hands, hand_row, hand_column, params, out):
+    """greedy_scores_game, with the hand of the player to act read from ``hands[hand_row, :,
+    hand_column]`` (int[R, C, K]) instead of its row of ``s.hand``."""
     spread, spread_per_card, draw_bonus, commit_weight, hide_penalty, chip_value, feed_penalty = params
     seat, n = int(s.current[g]), int(s.num_players[g])  # (Python ints where the source runs uncompiled)
     put = s.phase[g] == PUT_PHASE
@@ -188,8 +196,12 @@ def greedy_scores_game(s, g, params, out):
     a = _F32(np.exp(np.float64(_F32(0.5) / scale)))  # half a card of margin: the tie line
     # (Per-company and per-seat counts as tuples: kept on the stack, where arrays would be
     # allocated on every call.)
-    unseen = (_unseen(s, g, seat, 0), _unseen(s, g, seat, 1), _unseen(s, g, seat, 2), _unseen(s, g, seat, 3),
-              _unseen(s, g, seat, 4), _unseen(s, g, seat, 5))  # the cards I cannot see
+    unseen = (_unseen(s, g, seat, 0, hands[hand_row, 0, hand_column]),
+              _unseen(s, g, seat, 1, hands[hand_row, 1, hand_column]),
+              _unseen(s, g, seat, 2, hands[hand_row, 2, hand_column]),
+              _unseen(s, g, seat, 3, hands[hand_row, 3, hand_column]),
+              _unseen(s, g, seat, 4, hands[hand_row, 4, hand_column]),
+              _unseen(s, g, seat, 5, hands[hand_row, 5, hand_column]))  # the cards I cannot see
     unseen_total = 0
     for c in range(C):
         unseen_total += unseen[c]
@@ -205,7 +217,7 @@ def greedy_scores_game(s, g, params, out):
     for c in range(C):
         odds = _F32(unseen[c]) / per_unseen
         best, total, rivals_shown = _rivals(s, g, seat, n, c, odds, hidden_hands)
-        holdings = _F32(s.hand[seat, c, g]) + _F32(s.portfolio[seat, c, g])
+        holdings = _F32(hands[hand_row, c, hand_column]) + _F32(s.portfolio[seat, c, g])
         mine_shown = s.portfolio[seat, c, g] + s.known[seat, c, g]
         reveals = mine_shown <= rivals_shown and mine_shown + 1 > rivals_shown  # a hidden lead made public
         chip = s.chip[c, g]
@@ -214,7 +226,7 @@ def greedy_scores_game(s, g, params, out):
                      and holder != 0)  # (holding it already: no win)
         v_less, _ = _value(holdings - _F32(1.0), best, total, scale, a)
         v_now, lead = _value(holdings, best, total, scale, a)
-        held = s.hand[seat, c, g] > 0
+        held = hands[hand_row, c, hand_column] > 0
         keep = _keep_value(lead, reveals, wins_chip, params) if held else -np.inf
         market = _market_value(lead, v_now, v_less, params) if held and c != barred else _F32(-np.inf)
         if put:
@@ -330,32 +342,33 @@ def greedy_actions_state(state: State, mask: np.ndarray | None = None,
 
 # ----------------------------------------------------------------------------- hand reading
 @_inline
-def put_down_log_prob_game(s, g, action, params, temperature, scores):
-    """float64: the log-probability that the player to act in game g, at a put-down decision,
-    puts down ``action`` under the search bot's model of the other players (the greedy
-    bot with softmax noise: ``P(put-down) ~ exp(greedy score / temperature)`` over its
-    legal put-downs); -inf where its hand lacks a card it was known to hold. ``scores``:
-    float32[19] of scratch. Allocates nothing. (search._put_down_log_prob for one game.)"""
+def put_down_log_prob_game(s, g, hands, column, action, params, temperature, scores):
+    """float64: the log-probability that the player to act in game g, at a put-down decision
+    and holding ``hands[0, :, column]`` (int[1, C, K]), puts down ``action`` under the search
+    bot's model of the other players (the greedy bot with softmax noise: ``P(put-down) ~
+    exp(greedy score / temperature)`` over its legal put-downs); -inf where that hand lacks a
+    card its player was known to hold. ``scores``: float32[19] of scratch. Allocates
+    nothing. (search._put_down_log_prob for one game.)"""
     seat = s.current[g]
     for c in range(C):
-        if s.hand[seat, c, g] < s.known[seat, c, g]:
+        if hands[0, c, column] < s.known[seat, c, g]:
             return -np.inf
-    greedy_scores_game(s, g, params, scores)
+    _scores(s, g, hands, 0, column, params, scores)
     barred = s.barred[g]
     # The legal put-downs: any hand card face up, or into the market unless just taken from it.
     top = -np.inf
     for c in range(C):
-        if s.hand[seat, c, g] > 0:
+        if hands[0, c, column] > 0:
             top = max(top, np.float64(scores[KEEP + c]) / temperature)
             if c != barred:
                 top = max(top, np.float64(scores[MARKET + c]) / temperature)
     company = (action - KEEP) % C
-    if not (top > -np.inf and KEEP <= action < NUM_ACTIONS and s.hand[seat, company, g] > 0
+    if not (top > -np.inf and KEEP <= action < NUM_ACTIONS and hands[0, company, column] > 0
             and not (action >= MARKET and company == barred)):
         return -np.inf
     total = 0.0  # the softmax's denominator, relative to its largest term
     for c in range(C):
-        if s.hand[seat, c, g] > 0:
+        if hands[0, c, column] > 0:
             total += np.exp(np.float64(scores[KEEP + c]) / temperature - top)
             if c != barred:
                 total += np.exp(np.float64(scores[MARKET + c]) / temperature - top)
@@ -364,25 +377,34 @@ def put_down_log_prob_game(s, g, action, params, temperature, scores):
 
 
 @_batch
-def _put_down_log_probs(s, action, params, temperature, scores, out):
-    for g in range(out.shape[0]):
-        out[g] = put_down_log_prob_game(s, g, action[g], params, temperature, scores)
+def _put_down_log_probs(s, games, hands, action, params, temperature, scores, out):
+    for i in range(out.shape[0]):
+        out[i] = put_down_log_prob_game(s, games[i], hands, i, action[i], params, temperature, scores)
 
 
-def put_down_log_probs(before: State, action: np.ndarray, params: GreedyParams, temperature: float) -> np.ndarray:
-    """float64[r]: for each of the r put-down decisions ``before`` (running games, the player
-    to act holding the hand to weigh), the log-probability that it puts down ``action``
-    (int[r]) under the softmax-greedy model at ``temperature``; -inf where the hand lacks a
-    card its player was known to hold (:func:`put_down_log_prob_game`)."""
-    r = before.batch_size
-    action = np.asarray(action)
+def put_down_log_probs(states: State, games: np.ndarray, hand: np.ndarray, action: np.ndarray, params: GreedyParams,
+                       temperature: float) -> np.ndarray:
+    """float64[r]: for r put-down decisions, the log-probability that the player to act in
+    game ``games[i]`` of ``states`` (a running game at a put-down), holding ``hand[:, i]``
+    (int[C, r], in place of its hand there), puts down ``action[i]`` under the
+    softmax-greedy model at ``temperature``; -inf where that hand lacks a card its player
+    was known to hold (:func:`put_down_log_prob_game`). ``states`` is read, not changed
+    (games may repeat: one decision weighed with several hands)."""
+    games, action = np.asarray(games), np.asarray(action)
+    r = games.shape[0] if games.ndim == 1 else -1
+    if r < 0 or games.dtype.kind not in "iu" or (r and (games.min() < 0 or games.max() >= states.batch_size)):
+        raise ValueError(f"games must be int[r], games of the {states.batch_size} of states, got "
+                         f"{games.dtype}{list(games.shape)}")
+    hand = np.asarray(hand)
+    if hand.shape != (C, r) or hand.dtype.kind not in "iu":
+        raise ValueError(f"hand must be int[{C}, {r}], got {hand.dtype}{list(hand.shape)}")
     if action.shape != (r,) or action.dtype.kind not in "iu":
         raise ValueError(f"action must be int[{r}], got {action.dtype}{list(action.shape)}")
-    if not (before.phase == PUT_PHASE).all() or before.done.any():
-        raise ValueError("every state must be a running game at a put-down decision")
+    if not (states.phase[games] == PUT_PHASE).all() or states.done[games].any():
+        raise ValueError("every game must be running at a put-down decision")
     if not temperature > 0:
         raise ValueError(f"temperature must be positive, got {temperature!r}")
     out = np.empty(r, np.float64)
-    _put_down_log_probs(arrays(before), action.astype(np.int64), kernel_params(params), float(temperature),
-                        np.empty(NUM_ACTIONS, np.float32), out)
+    _put_down_log_probs(arrays(states), games.astype(np.intp), hand.astype(np.int64)[None], action.astype(np.int64),
+                        kernel_params(params), float(temperature), np.empty(NUM_ACTIONS, np.float32), out)
     return out

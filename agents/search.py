@@ -571,9 +571,9 @@ def put_down_log_likelihood(worlds: State, log: History, game: np.ndarray, seats
         action = log.action.reshape(-1)[logged]
         hand = worlds.hand[seat].take(rows, axis=-1)  # [C, r]
         hand[(action - Action.KEEP) % C, np.arange(rows.size)] += 1
-        latest = log.state.take(logged)
-        known = latest.known[seat]  # [C, r] at the latest put-down
-        total[rows] += _put_down_log_prob(latest, seat, hand, action, params, temperature, rules, backend)
+        known = log.state.known[seat].take(logged, axis=-1)  # [C, r] at the latest put-down
+        total[rows] += _logged_put_down_log_prob(log.state, logged, seat, hand, action, params, temperature, rules,
+                                                 backend)
         total[rows] -= _hidden_put_down_log_count(known, hand, action)
 
         earlier = np.flatnonzero(earlier_seats[seat, game[rows]])
@@ -596,11 +596,11 @@ def put_down_log_likelihood(worlds: State, log: History, game: np.ndarray, seats
         before_hand[company, variant] -= 1
         earlier_action = log.earlier_action.reshape(-1)[logged[column]]
         before_hand[(earlier_action - Action.KEEP) % C, variant] += 1
-        earlier_state = log.earlier_state.take(logged[column])
-        log_prob = (_put_down_log_prob(earlier_state, seat, before_hand, earlier_action, params, temperature, rules,
-                                       backend)
+        log_prob = (_logged_put_down_log_prob(log.earlier_state, logged[column], seat, before_hand, earlier_action,
+                                              params, temperature, rules, backend)
                     + np.log(gained[company, column])
-                    - _hidden_put_down_log_count(earlier_state.known[seat], before_hand, earlier_action))
+                    - _hidden_put_down_log_count(log.earlier_state.known[seat].take(logged[column], axis=-1),
+                                                 before_hand, earlier_action))
         # Sum the variants' probabilities per column.
         starts = np.flatnonzero(np.r_[True, column[1:] != column[:-1]])
         total[rows[earlier]] += np.logaddexp.reduceat(log_prob, starts)
@@ -625,6 +625,17 @@ def _hidden_put_down_log_count(known: np.ndarray, hand: np.ndarray, action: np.n
     return np.where(known[company, column] == 0, np.log(np.maximum(count, 1)), 0.0)
 
 
+def _logged_put_down_log_prob(states: State, rows: np.ndarray, seat: int, hand: np.ndarray, action: np.ndarray,
+                              params: GreedyParams, temperature: float, rules: Rules, backend: str) -> np.ndarray:
+    """:func:`_put_down_log_prob` of the put-down decisions of ``seat`` in rows ``rows`` of
+    ``states`` (a History's log, not changed); the compiled backend reads them in place."""
+    if backend == "numba":
+        from .greedy_kernel import put_down_log_probs  # (imported on first use: it needs numba)
+
+        return put_down_log_probs(states, rows, hand, action, params, temperature)
+    return _put_down_log_prob(states.take(rows), seat, hand, action, params, temperature, rules, backend)
+
+
 def _put_down_log_prob(before: State, seat: int, hand: np.ndarray, action: np.ndarray, params: GreedyParams,
                        temperature: float, rules: Rules, backend: str | None = None) -> np.ndarray:
     """float64[r]: log-probability that ``seat``, holding ``hand`` (int[C, r]) in the public
@@ -637,7 +648,7 @@ def _put_down_log_prob(before: State, seat: int, hand: np.ndarray, action: np.nd
     if resolve_backend(backend) == "numba":
         from .greedy_kernel import put_down_log_probs  # (imported on first use: it needs numba)
 
-        return put_down_log_probs(before, action, params, temperature)
+        return put_down_log_probs(before, np.arange(before.batch_size), hand, action, params, temperature)
     held_known = (hand >= before.known[seat]).all(axis=0)
     mask = Simulator.from_state(before, rules, backend="numpy").legal_mask()  # [r, 19]
     # (in float64: the log-sum of 12 float32 terms would carry float32's rounding into the weights)

@@ -248,9 +248,21 @@ def test_put_down_log_probs_equal_numpys_for_any_put_down():
     assert np.allclose(got[finite], want[finite], rtol=0, atol=1e-9)
 
 
-def test_put_down_log_probs_refuses_other_decisions():
-    state = Simulator(batch_size=2, seed=0).state  # take decisions
-    with pytest.raises(ValueError, match="put-down decision"):
-        greedy_kernel.put_down_log_probs(state, np.array([7, 8]), GreedyParams(), 0.5)
-    with pytest.raises(ValueError, match="action must be int"):
-        greedy_kernel.put_down_log_probs(state, np.array([7.0, 8.0]), GreedyParams(), 0.5)
+def test_put_down_log_probs_refuses_bad_input():
+    sim = Simulator(batch_size=2, seed=0)
+    hand, games = sim.state.hand[0], np.array([0, 1])
+    with pytest.raises(ValueError, match="put-down decision"):  # take decisions
+        greedy_kernel.put_down_log_probs(sim.state, games, hand, np.array([7, 8]), GreedyParams(), 0.5)
+    sim.step(np.zeros(2, np.int64))  # draws: now put-downs
+    hand = sim.state.hand[0]
+    before = sim.state.copy()
+    for bad, match in ((dict(action=np.array([7.0, 8.0])), "action must be int"),
+                       (dict(games=np.array([0, 2])), "games must be"), (dict(hand=hand[:5]), "hand must be"),
+                       (dict(temperature=0.0), "temperature must be positive")):
+        args = dict(states=sim.state, games=games, hand=hand, action=np.array([7, 8]), params=GreedyParams(),
+                    temperature=0.5) | bad
+        with pytest.raises(ValueError, match=match):
+            greedy_kernel.put_down_log_probs(**args)
+    assert np.isfinite(greedy_kernel.put_down_log_probs(sim.state, games, hand + 1, np.array([7, 8]), GreedyParams(),
+                                                        0.5)).all()
+    assert all(np.array_equal(getattr(before, f.name), getattr(sim.state, f.name)) for f in fields(State))
