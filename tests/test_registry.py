@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from startups_env import Rules, Simulator
+from startups_env.core import numba_available
 from startups_env.agents import Agent, make_agent
 from startups_env.agents.arena import main as arena_main
 from startups_env.agents.arena import run_arena
@@ -81,10 +82,23 @@ def test_the_import_graph_of_agents_has_no_cycle():
             visit(node, [node])
 
 
+def _needs_numba(module: str) -> bool:
+    """The module imports numba (the optional ``fast`` extra) when it is imported."""
+    tree = ast.parse((AGENTS / f"{module}.py").read_text())
+    return any(isinstance(node, ast.Import) and any(alias.name == "numba" for alias in node.names)
+               for node in tree.body)
+
+
+def test_the_compiled_modules_are_recognised():
+    assert _needs_numba("greedy_kernel") and not _needs_numba("greedy")
+
+
 @pytest.mark.parametrize("module", MODULES)
 def test_each_agents_module_imports_on_its_own(module):
     """A fresh interpreter imports the module first: an import circle would fail here
-    whichever module of the circle comes first."""
+    whichever module of the circle comes first. (A compiled module needs numba.)"""
+    if _needs_numba(module) and not numba_available():
+        pytest.skip("numba is not installed (the fast extra)")
     done = subprocess.run([sys.executable, "-c", f"import startups_env.agents.{module}"], capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
