@@ -190,10 +190,21 @@ class SearchAgent(Agent):
         inference_oversample: hand hypotheses sampled per world of the first round; they
             are sampled and weighted once per decision, and every round of the search
             draws its worlds from them by weight.
-        opponent_model: how the rollouts play the other seats: ``"greedy"`` (default) or
-            ``"random"`` (uniformly random legal moves; the searching seat still plays
-            greedy). Under the random model a put-down says nothing about its player's
-            hand, so hands are not read (as with ``infer_hands=False``).
+        opponent_model: what the search assumes of the other players, in its rollouts and
+            its hand reading. ``"greedy"`` (default): they play like the greedy bot (their
+            put-downs are read as a softmax-greedy player's). ``"random"``: uniformly random
+            legal moves (the searching seat still plays greedy); a put-down then says
+            nothing about its player's hand, so hands are not read (as with
+            ``infer_hands=False``). ``"adaptive"``: each other player is, a priori with
+            chance ``greedy_prior``, a softmax-greedy player, else a uniformly random one;
+            its put-downs in the history weigh the two (per seat and game, afresh at each
+            decision, from the hand hypotheses: the chance of its put-downs under each
+            model), the hands are read under that mixture, and in the rollouts the seat
+            makes a uniformly random move with the chance that it is not greedy. Against
+            a greedy table the evidence soon favours greedy; against a style the greedy
+            bot does not explain, the search trusts its reading less and plans for less
+            predictable opponents.
+        greedy_prior: the adaptive model's prior chance that a player is greedy.
         rollout_policy: how the rollouts play the searching seat's own later moves: None
             (default) for greedy, like every other seat, or an
             :class:`~startups_env.agents.base.Agent` that acts from observations alone; it
@@ -215,7 +226,7 @@ class SearchAgent(Agent):
     name = "search"
     needs = frozenset({"public", "history"})  # (per instance: no "history" without hand reading)
     VALUES = ("soft", "win", "rank")
-    OPPONENT_MODELS = ("greedy", "random")
+    OPPONENT_MODELS = ("greedy", "random", "adaptive")
 
     def __init__(self, seed: int | None = None, determinizations: int = 144, halving_rounds: int = 2,
                  max_candidates: int = 0, horizon: int = 12, value: str = "soft", soft_scale: float = 4.0,
@@ -223,7 +234,8 @@ class SearchAgent(Agent):
                  rules: Rules | None = None, max_rollouts: int = 1 << 16, greedy: GreedyParams | None = None,
                  turn_puts: int = 3, halving_width: int = 8, infer_hands: bool = True,
                  inference_temperature: float = 0.5, inference_oversample: int = 6,
-                 opponent_model: str = "greedy", rollout_policy: Agent | None = None, backend: str | None = None):
+                 opponent_model: str = "greedy", rollout_policy: Agent | None = None, backend: str | None = None,
+                 greedy_prior: float = 0.5):
         super().__init__(seed)
         for label, number, low in (("determinizations", determinizations, 1), ("rollouts", rollouts, 1),
                                    ("max_rollouts", max_rollouts, 1), ("halving_rounds", halving_rounds, 0),
@@ -240,6 +252,8 @@ class SearchAgent(Agent):
             raise ValueError(f"opponent_model must be one of {self.OPPONENT_MODELS}, got {opponent_model!r}")
         if not soft_scale > 0:
             raise ValueError(f"soft_scale must be positive, got {soft_scale!r}")
+        if not 0.0 < greedy_prior < 1.0:
+            raise ValueError(f"greedy_prior must be in (0, 1), got {greedy_prior!r}")
         if not inference_temperature > 0:
             raise ValueError(f"inference_temperature must be positive, got {inference_temperature!r}")
         if not max_world_factor >= 1:
@@ -259,8 +273,10 @@ class SearchAgent(Agent):
         self.turn_puts = int(turn_puts)
         self.halving_width = int(halving_width)
         self.opponent_model = opponent_model
-        # Hand reading models the other players as greedy: it is meaningless under another model.
-        self.infer_hands = bool(infer_hands) and opponent_model == "greedy"
+        # Hand reading models the other players as greedy (or, adaptive, as greedy or random):
+        # under the random model a put-down says nothing about the hand.
+        self.infer_hands = bool(infer_hands) and opponent_model != "random"
+        self.greedy_prior = float(greedy_prior)
         self.needs = frozenset({"public", "history"} if self.infer_hands else {"public"})
         self.inference_temperature = float(inference_temperature)
         self.inference_oversample = int(inference_oversample)
@@ -405,7 +421,9 @@ class SearchAgent(Agent):
         world_row = np.repeat(np.arange(game_of_world.size), reps)
         offset = np.arange(world_row.size) - np.repeat(np.cumsum(reps) - reps, reps)
         candidate = first[game_of_world[world_row]] + offset // self.rollouts  # index into cand_*
-        values = self._rollout(sampled.take(world_row), cand_plan[candidate], seat[game_of_world[world_row]])
+        mover = seat[game_of_world[world_row]]
+        belief = None if pool is None or pool.greedy_belief is None else pool.greedy_belief[game_of_world[world_row]]
+        values = self._rollout(sampled.take(world_row), cand_plan[candidate], mover, self._random_chance(mover, belief))
         flat = cand_game[candidate] * NUM_PLANS + cand_plan[candidate]
         sums = np.bincount(flat, weights=values, minlength=n * NUM_PLANS).reshape(n, NUM_PLANS)
         return sums / self.rollouts
@@ -424,13 +442,29 @@ class SearchAgent(Agent):
         count = np.minimum(worlds, self.determinizations) * self.inference_oversample
         drawn = determinize(public, seat, count, self.rng)
         game = np.repeat(np.arange(public.batch_size), count)
-        weights = put_down_log_likelihood(drawn, log, game, others, self.greedy, self.inference_temperature,
-                                          self.rules, self.backend)
-        return WorldPool(drawn, game, weights)
+        greedy, uniform = seat_log_likelihoods(drawn, log, game, others, self.greedy, self.inference_temperature,
+                                               self.rules, self.backend)
+        if self.opponent_model != "adaptive":
+            return WorldPool(drawn, game, greedy.sum(axis=0))
+        prior, other = np.log(self.greedy_prior), np.log1p(-self.greedy_prior)
+        weights = np.logaddexp(prior + greedy, other + uniform).sum(axis=0)
+        # Each seat's evidence: its put-downs' chance under each model, averaged over the
+        # hypotheses (drawn from the uniform deal, so the mean is the model's likelihood).
+        starts = np.flatnonzero(np.r_[True, game[1:] != game[:-1]])
+        per_model = [np.logaddexp.reduceat(x, starts, axis=1) for x in (greedy, uniform)]  # [P, n]
+        log_odds = prior + per_model[0] - other - per_model[1]  # greedy against random, per seat and game
+        log_odds = np.where(np.isnan(log_odds), prior - other, log_odds)  # (no hypothesis possible: the prior)
+        belief = np.where(others, 1.0 / (1.0 + np.exp(-np.clip(log_odds, -700, 700))), self.greedy_prior).T
+        return WorldPool(drawn, game, weights, belief)
 
-    def _rollout(self, state: State, plans: np.ndarray, mover: np.ndarray) -> np.ndarray:
+    def _rollout(self, state: State, plans: np.ndarray, mover: np.ndarray,
+                 chance: np.ndarray | None = None) -> np.ndarray:
         """Play the plans (int[m] plan ids), then roll out (to the end, or for ``horizon`` turns); value of
-        each game for ``mover``. ``state`` is the rollouts' own copy."""
+        each game for ``mover``. ``state`` is the rollouts' own copy. ``chance`` (float[m, 7]):
+        per game and seat, the chance of a uniformly random move instead of the greedy one
+        (default from the options: :meth:`_random_chance`)."""
+        if chance is None:
+            chance = self._random_chance(mover, None)
         rules = self.rules
         if self.horizon:
             # The turn cap does the horizon: the simulator scores a capped round as it
@@ -442,9 +476,10 @@ class SearchAgent(Agent):
             from .rollout_kernel import rollout  # (imported on first use: it needs numba)
 
             finished = rollout(state, PLAN_FIRST[plans], PLAN_SECOND[plans], mover, rules, self.greedy, self.rng,
-                               opponent_random=self.opponent_model == "random", epsilon=self.rollout_epsilon)
+                               random_chance=chance)
             return self._value(finished, mover)
         sim = Simulator.from_state(state, rules, seed=self.rng, backend=self.backend)
+        random_moves = np.count_nonzero(chance) > 0
         start_round = state.round.copy()
         sim.step(PLAN_FIRST[plans])
         second = PLAN_SECOND[plans]
@@ -472,12 +507,9 @@ class SearchAgent(Agent):
                 mine = np.flatnonzero((sim.state.current == mover[live]) & ~done & (mask.sum(axis=1) > 1))
                 if mine.size:
                     actions[mine] = self.rollout_policy.act(observe(sim.state.take(mine)), mask[mine])
-            if self.opponent_model == "random":
-                theirs = (sim.state.current != mover[live]) & ~done & mask.any(axis=1)
-                actions[theirs] = queries.uniform_legal(mask[theirs], self.rng)
-            if self.rollout_epsilon > 0:
-                explore = self.rng.random(actions.size) < self.rollout_epsilon
-                explore &= mask.any(axis=1)
+            if random_moves:
+                explore = self.rng.random(actions.size) < chance[live, sim.state.current]
+                explore &= mask.any(axis=1) & ~done
                 if explore.any():
                     actions[explore] = queries.uniform_legal(mask[explore], self.rng)
             sim.step(actions, active=~done)
@@ -485,6 +517,21 @@ class SearchAgent(Agent):
         for part_rows, part in zip(finished_rows, finished_states):
             values[part_rows] = self._value(part, mover[part_rows])
         return values
+
+    def _random_chance(self, mover: np.ndarray, belief: np.ndarray | None) -> np.ndarray:
+        """float[m, 7]: per rollout and seat, the chance of a uniformly random move:
+        ``rollout_epsilon`` for every seat, and for the other seats 1 under the random
+        opponent model, or under the adaptive one the chance that the seat is not greedy
+        (``belief`` float[m, 7], the chance that it is; None: the prior)."""
+        m = mover.size
+        chance = np.full((m, P), self.rollout_epsilon)
+        others = np.arange(P)[None, :] != mover[:, None]
+        if self.opponent_model == "random":
+            chance[others] = 1.0
+        elif self.opponent_model == "adaptive":
+            greedy = np.full((m, P), self.greedy_prior) if belief is None else belief
+            chance = np.where(others, 1.0 - (1.0 - chance) * greedy, chance)
+        return chance
 
     def _value(self, state: State, mover: np.ndarray) -> np.ndarray:
         """Value of finished games (or rounds) for ``mover``, from the ranks and scores of
@@ -526,11 +573,13 @@ class WorldPool:
     worlds: State
     game: np.ndarray  # int[m], sorted
     log_weights: np.ndarray  # float[m]
+    greedy_belief: np.ndarray | None = None  # float[n, 7] the chance that each seat plays greedy (adaptive model)
 
     def take(self, games: np.ndarray) -> "WorldPool":
         """The pool of the selected games (int[k], ascending), renumbered 0..k-1."""
         rows = np.flatnonzero(np.isin(self.game, games))
-        return WorldPool(self.worlds.take(rows), np.searchsorted(games, self.game[rows]), self.log_weights[rows])
+        belief = None if self.greedy_belief is None else self.greedy_belief[games]
+        return WorldPool(self.worlds.take(rows), np.searchsorted(games, self.game[rows]), self.log_weights[rows], belief)
 
     def sample(self, counts: np.ndarray, rng: np.random.Generator) -> State:
         """counts[i] worlds of each game i, drawn by weight (systematic resampling), each with
@@ -546,7 +595,19 @@ def put_down_log_likelihood(worlds: State, log: History, game: np.ndarray, seats
                             backend: str | None = None) -> np.ndarray:
     """float[m]: log-likelihood of each sampled world (row r a world of game ``game[r]``
     of ``log``) under a model of the other players: each put down cards like the greedy bot
-    with softmax noise, ``P(action) ~ exp(greedy score / temperature)``.
+    with softmax noise, ``P(action) ~ exp(greedy score / temperature)``; the sum over the
+    seats of :func:`seat_log_likelihoods`' greedy part (which says how)."""
+    return seat_log_likelihoods(worlds, log, game, seats, params, temperature, rules, backend)[0].sum(axis=0)
+
+
+def seat_log_likelihoods(worlds: State, log: History, game: np.ndarray, seats: np.ndarray,
+                         params: GreedyParams, temperature: float, rules: Rules,
+                         backend: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(greedy, uniform), each float[7, m]: per seat, the log-likelihood of each sampled
+    world (row r a world of game ``game[r]`` of ``log``) under two models of that seat's
+    put-downs: like the greedy bot with softmax noise, ``P(action) ~ exp(greedy score /
+    temperature)``, or uniformly at random among its legal put-downs. 0 for the seats
+    without ``seats[seat, game]``.
 
     For every seat with ``seats[seat, game]``, the world's hand of that seat plus the card
     it put down last is its hand at that put-down (it has not moved since), replayed in
@@ -561,7 +622,7 @@ def put_down_log_likelihood(worlds: State, log: History, game: np.ndarray, seats
     :func:`_put_down_log_prob`; None: the fastest installed)."""
     backend = resolve_backend(backend)
     m, n = worlds.batch_size, log.batch_size
-    total = np.zeros(m)
+    greedy, uniform = np.zeros((P, m)), np.zeros((P, m))
     earlier_seats = seats & log.earlier_valid()
     for seat in range(P):
         rows = np.flatnonzero(seats[seat, game])
@@ -572,9 +633,10 @@ def put_down_log_likelihood(worlds: State, log: History, game: np.ndarray, seats
         hand = worlds.hand[seat].take(rows, axis=-1)  # [C, r]
         hand[(action - Action.KEEP) % C, np.arange(rows.size)] += 1
         known = log.state.known[seat].take(logged, axis=-1)  # [C, r] at the latest put-down
-        total[rows] += _logged_put_down_log_prob(log.state, logged, seat, hand, action, params, temperature, rules,
-                                                 backend)
-        total[rows] -= _hidden_put_down_log_count(known, hand, action)
+        deal = _hidden_put_down_log_count(known, hand, action)  # (the same under both models)
+        uniform[seat, rows] = _uniform_put_down_log_prob(log.state.barred.take(logged), known, hand) - deal
+        greedy[seat, rows] = _logged_put_down_log_prob(log.state, logged, seat, hand, action, params, temperature,
+                                                       rules, backend) - deal
 
         earlier = np.flatnonzero(earlier_seats[seat, game[rows]])
         if earlier.size == 0:
@@ -596,15 +658,32 @@ def put_down_log_likelihood(worlds: State, log: History, game: np.ndarray, seats
         before_hand[company, variant] -= 1
         earlier_action = log.earlier_action.reshape(-1)[logged[column]]
         before_hand[(earlier_action - Action.KEEP) % C, variant] += 1
-        log_prob = (_logged_put_down_log_prob(log.earlier_state, logged[column], seat, before_hand, earlier_action,
-                                              params, temperature, rules, backend)
-                    + np.log(gained[company, column])
-                    - _hidden_put_down_log_count(log.earlier_state.known[seat].take(logged[column], axis=-1),
-                                                 before_hand, earlier_action))
+        earlier_logged = logged[column]
+        earlier_known = log.earlier_state.known[seat].take(earlier_logged, axis=-1)
+        shared = np.log(gained[company, column]) - _hidden_put_down_log_count(earlier_known, before_hand,
+                                                                              earlier_action)
+        uniform_prob = _uniform_put_down_log_prob(log.earlier_state.barred.take(earlier_logged), earlier_known,
+                                                  before_hand) + shared
+        greedy_prob = _logged_put_down_log_prob(log.earlier_state, earlier_logged, seat, before_hand, earlier_action,
+                                                params, temperature, rules, backend) + shared
         # Sum the variants' probabilities per column.
         starts = np.flatnonzero(np.r_[True, column[1:] != column[:-1]])
-        total[rows[earlier]] += np.logaddexp.reduceat(log_prob, starts)
-    return total
+        uniform[seat, rows[earlier]] += np.logaddexp.reduceat(uniform_prob, starts)
+        greedy[seat, rows[earlier]] += np.logaddexp.reduceat(greedy_prob, starts)
+    return greedy, uniform
+
+
+def _uniform_put_down_log_prob(barred: np.ndarray, known: np.ndarray, hand: np.ndarray) -> np.ndarray:
+    """float[r]: the log-probability of any one legal put-down of a player holding ``hand``
+    (int[C, r]), uniformly among them: a card of each company held, face up or (but the
+    ``barred`` company, int[r], -1 none) into the market; -inf where the hand lacks cards it
+    was known to hold (``known`` int[C, r])."""
+    held = hand > 0
+    barred = barred.astype(np.intp)
+    barred_held = (barred >= 0) & held[np.maximum(barred, 0), np.arange(hand.shape[1])]
+    count = 2 * held.sum(axis=0) - barred_held
+    held_known = (hand >= known).all(axis=0)
+    return np.where(held_known & (count > 0), -np.log(np.maximum(count, 1)), -np.inf)
 
 
 def _hidden_put_down_log_count(known: np.ndarray, hand: np.ndarray, action: np.ndarray) -> np.ndarray:

@@ -275,17 +275,19 @@ def test_element_wise_pieces_take_python_ints_and_keep_numpy_dtypes():
 # Every module that needs a quantity gets it from queries: each call below is made with the
 # piece replaced by a recording wrapper, and must have called it (a caller that computed the
 # quantity again by hand would not). Each case sets its position up first and returns the
-# one call under test, so that the setup's own steps do not count.
+# one call under test, so that the setup's own steps do not count. The simulators are numpy
+# ones: the compiled kernels are scalar code that cannot call these array functions (they
+# compile the element-wise ones, and are proven equal to numpy in tests/test_kernels.py).
 
 def _mid_game(batch: int = 24, seed: int = 0, steps: int = 25) -> Simulator:
-    sim = Simulator(Rules(), batch, seed=seed, num_players=np.arange(batch) % 6 + 2)
+    sim = Simulator(Rules(), batch, seed=seed, num_players=np.arange(batch) % 6 + 2, backend="numpy")
     for _ in range(steps):
         sim.step(sim.random_actions())
     return sim
 
 
 def _finished(batch: int = 8) -> Simulator:
-    sim = Simulator(Rules(), batch, seed=1)
+    sim = Simulator(Rules(), batch, seed=1, backend="numpy")
     while not sim.done.all():
         sim.step(sim.random_actions())
     return sim
@@ -413,7 +415,8 @@ def _search_random_opponents():
     sim = _mid_game(2, steps=2)
     s = sim.state
     obs, mask, public = observe(s), sim.legal_mask(), public_state(s, s.current)
-    agent = SearchAgent(seed=0, determinizations=2, halving_rounds=0, opponent_model="random", turn_puts=0)
+    agent = SearchAgent(seed=0, determinizations=2, halving_rounds=0, opponent_model="random", turn_puts=0,
+                        backend="numpy")
     return lambda: agent.act(obs, mask, public=public)
 
 
