@@ -93,11 +93,11 @@ def _seat_after(seat, r, n):
 
 
 @_inline
-def _unseen(s, g, seat, c, own):
-    """Cards of company c that ``seat``, holding ``own`` of them, cannot see in game g
-    (queries.unseen)."""
-    public = 0  # every seat's portfolio and publicly known hand cards
-    for p in range(P):
+def _unseen(s, g, seat, n, c, own):
+    """Cards of company c that ``seat``, holding ``own`` of them, cannot see in game g at a
+    table of n (queries.unseen)."""
+    public = 0  # every seat's portfolio and publicly known hand cards (the seats past n hold none)
+    for p in range(n):
         public += s.known[p, c, g] + s.portfolio[p, c, g]
     return unseen_count(_SIZES[c], public, own, s.known[seat, c, g], s.market_count[c, g])
 
@@ -177,8 +177,9 @@ def greedy_scores_game(s, g, params, out):
     :func:`kernel_params` of a GreedyParams (a tuple of 7 float64); ``out``, float32[19],
     overwritten with the scores: exactly ``greedy_scores(state_features(state),
     params)[:, g]``, -inf for the actions of the other phase and for put-downs of cards not
-    in hand (not masked by legality otherwise). Reads only what the player to act may see;
-    allocates nothing; returns nothing. Callable from other numba functions."""
+    in hand (not masked by legality otherwise). Reads only what the player to act may see,
+    and nothing of the seats past the table (which hold nothing in a State); allocates
+    nothing; returns nothing. Callable from other numba functions."""
     _scores(s, g, s.hand, s.current[g], g, params, out)
 
 
@@ -196,18 +197,19 @@ def _scores(s, g, hands, hand_row, hand_column, params, out):
     a = _F32(np.exp(np.float64(_F32(0.5) / scale)))  # half a card of margin: the tie line
     # (Per-company and per-seat counts as tuples: kept on the stack, where arrays would be
     # allocated on every call.)
-    unseen = (_unseen(s, g, seat, 0, hands[hand_row, 0, hand_column]),
-              _unseen(s, g, seat, 1, hands[hand_row, 1, hand_column]),
-              _unseen(s, g, seat, 2, hands[hand_row, 2, hand_column]),
-              _unseen(s, g, seat, 3, hands[hand_row, 3, hand_column]),
-              _unseen(s, g, seat, 4, hands[hand_row, 4, hand_column]),
-              _unseen(s, g, seat, 5, hands[hand_row, 5, hand_column]))  # the cards I cannot see
+    unseen = (_unseen(s, g, seat, n, 0, hands[hand_row, 0, hand_column]),
+              _unseen(s, g, seat, n, 1, hands[hand_row, 1, hand_column]),
+              _unseen(s, g, seat, n, 2, hands[hand_row, 2, hand_column]),
+              _unseen(s, g, seat, n, 3, hands[hand_row, 3, hand_column]),
+              _unseen(s, g, seat, n, 4, hands[hand_row, 4, hand_column]),
+              _unseen(s, g, seat, n, 5, hands[hand_row, 5, hand_column]))  # the cards I cannot see
     unseen_total = 0
     for c in range(C):
         unseen_total += unseen[c]
     per_unseen = max(_F32(unseen_total), _F32(1.0))
-    hidden_hands = (_hidden_hand(s, g, 0), _hidden_hand(s, g, 1), _hidden_hand(s, g, 2), _hidden_hand(s, g, 3),
-                    _hidden_hand(s, g, 4), _hidden_hand(s, g, 5), _hidden_hand(s, g, 6))  # by seat
+    hidden_hands = (_hidden_hand(s, g, 0), _hidden_hand(s, g, 1), _hidden_hand(s, g, 2),  # by seat (none past n)
+                    _hidden_hand(s, g, 3) if n > 3 else 0, _hidden_hand(s, g, 4) if n > 4 else 0,
+                    _hidden_hand(s, g, 5) if n > 5 else 0, _hidden_hand(s, g, 6) if n > 6 else 0)
 
     # Every company: its put-downs with the hand as it is (the scores of the put-down phase);
     # in the take phase, what a take of it is worth once gained.
