@@ -104,8 +104,7 @@ def _play(first, second, turn_cap, chance, counters, params, s, legal, scores, o
         over[g] = ended
 
 
-_play_serial = numba.njit(cache=True, nogil=True, _nrt=False)(_play)
-_play_parallel = numba.njit(cache=True, nogil=True, _nrt=False, parallel=True)(_play)
+_play_serial, _play_parallel = kernels.serial_and_parallel(_play)
 
 
 def rollout(state: State, first: np.ndarray, second: np.ndarray, mover: np.ndarray, rules: Rules,

@@ -22,6 +22,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import os
+import types
 from collections import namedtuple
 from dataclasses import fields
 
@@ -96,12 +97,19 @@ def _inline(function):
     return numba.njit(cache=True, nogil=True, inline="always")(function)
 
 
-def _serial_and_parallel(function):
+def serial_and_parallel(function):
     """Two compiled versions of a kernel that loops over the games with ``numba.prange``:
     one on the calling thread (``prange`` runs as ``range``), one on numba's threads. A
     parallel region costs a thread hand-off, which small batches do not repay, and on a
-    machine whose cores are busy it waits for every thread to be scheduled."""
-    return (_jit(function), numba.njit(cache=True, nogil=True, _nrt=False, parallel=True)(function))
+    machine whose cores are busy it waits for every thread to be scheduled.
+
+    The parallel one is compiled from a copy of the function under another name: numba
+    files its on-disk cache by the function's name and signature, not by the ``parallel``
+    flag, so both versions of one function would load whichever was cached first."""
+    copy = types.FunctionType(function.__code__, function.__globals__, f"{function.__name__}_parallel",
+                              function.__defaults__, function.__closure__)
+    copy.__qualname__ = f"{function.__qualname__}_parallel"
+    return _jit(function), numba.njit(cache=True, nogil=True, _nrt=False, parallel=True)(copy)
 
 
 PARALLEL_FROM = 4096  # games per batch from which the step runs on numba's threads
@@ -263,7 +271,7 @@ def _step_games(actions, active, turn_cap, over, legal, hand, portfolio, known, 
         legal_game(g, legal, hand, coins, chip, market_count, current, phase, barred, terminated, truncated)
 
 
-step_games, step_games_parallel = _serial_and_parallel(_step_games)
+step_games, step_games_parallel = serial_and_parallel(_step_games)
 
 
 def _legal_choice(legal, u, lo, hi, out):
@@ -286,4 +294,4 @@ def _legal_choice(legal, u, lo, hi, out):
         out[g] = choice
 
 
-legal_choice, legal_choice_parallel = _serial_and_parallel(_legal_choice)
+legal_choice, legal_choice_parallel = serial_and_parallel(_legal_choice)

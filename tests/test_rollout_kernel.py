@@ -60,6 +60,18 @@ def test_fused_rollouts_equal_the_numpy_ones(players, horizon):
     assert whole_turns
 
 
+def test_the_threaded_rollout_agrees(monkeypatch):
+    """The rollout kernel's threaded version (from kernels.PARALLEL_FROM rollouts on)."""
+    from startups_env import kernels
+
+    worlds, plans, mover = worlds_and_plans(5, 1, 21, 16)
+    rules = Rules(num_players=5)
+    serial = SearchAgent(seed=5, rules=rules)._rollout(worlds.copy(), plans, mover)
+    monkeypatch.setattr(kernels, "PARALLEL_FROM", 1)
+    threaded = SearchAgent(seed=5, rules=rules)._rollout(worlds.copy(), plans, mover)
+    np.testing.assert_array_equal(serial, threaded)
+
+
 def test_the_finished_state_is_the_simulators():
     worlds, plans, mover = worlds_and_plans(4, 1, 3, 14)
     kernel = rollout(worlds.copy(), PLAN_FIRST[plans], PLAN_SECOND[plans], mover, Rules(), GreedyParams(),
