@@ -99,6 +99,11 @@ class GreedyAgent(Agent):
       market); it keeps *majority-deciding* cards hidden: revealing a card that turns a
       hidden lead into a public one is penalised, so rivals do not see the race they are
       losing until the end.
+
+    **What it assumes about its opponents:** that each rival's unknown hand cards are
+    spread like the cards it cannot see, and nothing about how rivals will play (it looks
+    one turn ahead). Rivals who hoard what they take hold more of their shown companies
+    than that estimate; the ladder's hoarder and spoiler columns show what it costs.
     """
 
     name = "greedy"

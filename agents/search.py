@@ -37,15 +37,23 @@ In the round game a rollout stops at the end of the current round and is valued 
 that round's result (rolling out all four rounds would cost four times as much for
 little signal).
 
-Cost: about 0.07 s of rollouts per decision at the default budget (144 worlds, whole
-turns with 3 put-downs per take, hands read from the last two put-downs) when an arena
-batch is decided at once. Its strength against the other bots, and what each part of the
-search (hand reading, budget, whole turns, opponent model, rollout policy) was measured
-to be worth, is logged in the repository's docs/experiments.md.
+**What it assumes about its opponents.** By default (``opponent_model="greedy"``) that
+they play like the greedy bot: its hand reading weighs hands by how well a softmax-greedy
+player explains their put-downs, and its rollouts play them as greedy. Against a style the
+greedy bot does not explain, both are wrong; the ladder (every bot against every style)
+shows what that costs. ``opponent_model="random"`` assumes uniformly random opponents
+instead, and ``"adaptive"`` a per-seat mixture of the two weighed by their put-downs.
+
+Cost: ``python -m startups_env.bench`` prints the seconds per decision at the default
+budget (144 worlds, whole turns with 3 put-downs per take, hands read from the last two
+put-downs) on each backend. Its strength against the other bots, and what each part of
+the search (hand reading, budget, whole turns, opponent model, rollout policy, backend)
+was measured to be worth, is logged in the repository's docs/experiments.md.
 
 All rollouts of all games the bot is asked to move in (a whole arena batch) run in one
-Simulator batch, so the per-decision cost shrinks with the batch. All game logic comes
-from ``startups_env.core``: the bot only samples hidden cards and reads results.
+batch (one compiled call on the numba backend), so the per-decision cost shrinks with the
+batch. All game logic comes from ``startups_env.core`` and ``startups_env.kernels``: the
+bot only samples hidden cards and reads results.
 """
 
 from __future__ import annotations
