@@ -21,6 +21,7 @@ this module calls.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, fields
 from typing import NamedTuple
 
@@ -282,8 +283,10 @@ def _load_kernels():
     return kernels
 
 
+@functools.lru_cache(maxsize=1)
 def numba_available() -> bool:
-    """Whether the compiled backend can run here (numba is installed)."""
+    """Whether the compiled backend can run here (numba is installed; looked up once: the
+    search builds a simulator for every batch of rollouts)."""
     import importlib.util
 
     return importlib.util.find_spec("numba") is not None

@@ -3,18 +3,20 @@ of :class:`startups_env.core.State`.
 
 :mod:`startups_env.core` is the reference: its numpy step applies every rule to the whole
 batch at once. The kernels here apply the same rules to one game at a time, in plain
-scalar code that reads like the rulebook (docs/rules.md), and loop over the games in
-parallel. ``Simulator(..., backend="numba")`` runs on them; the tests prove the two
-backends equal state for state (tests/test_kernels.py).
+scalar code that reads like the rulebook (docs/rules.md), and loop over the games (on
+numba's threads from ``PARALLEL_FROM`` games on). ``Simulator(..., backend="numba")`` runs
+on them; the tests prove the two backends equal state for state (tests/test_kernels.py).
 
 What is compiled: the legal mask, the uniform legal sampler and the take / put-down step.
 The end of a round (scoring, the round game's chips, the next deal, rewards, auto-reset)
 happens in a few games per step and stays in core's numpy code, shared by both backends.
 
-The kernels take the State's arrays as one :class:`StateArrays` named tuple (``s.hand[p,
-c, g]`` is seat p's hand cards of company c in game g, as in State) and change them in
-place. They are compiled on first use and cached on disk (``cache=True``); the first
-import on a machine pays the compile time once.
+The kernels take the State's arrays by their State names (``hand[p, c, g]`` is seat p's
+hand cards of company c in game g) and change them in place; compiled callers that need
+many of them (the greedy and rollout kernels of ``startups_env.agents``) pass the
+:class:`StateArrays` named tuple of :func:`arrays`. They are compiled on first use and
+cached on disk (``cache=True``, kept in step with every source they compile in by
+:func:`forget_stale_cache`); the first use on a machine pays the compile time once.
 """
 
 from __future__ import annotations
