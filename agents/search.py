@@ -208,10 +208,9 @@ class SearchAgent(Agent):
             its put-downs in the history weigh the two (per seat and game, afresh at each
             decision, from the hand hypotheses: the chance of its put-downs under each
             model), the hands are read under that mixture, and in the rollouts the seat
-            makes a uniformly random move with the chance that it is not greedy. Against
-            a greedy table the evidence soon favours greedy; against a style the greedy
-            bot does not explain, the search trusts its reading less and plans for less
-            predictable opponents.
+            makes a uniformly random move with the chance that it is not greedy. Only
+            the last two put-downs of each player are read (all the history keeps),
+            which tells some styles from greedy poorly (docs/experiments.md).
         greedy_prior: the adaptive model's prior chance that a player is greedy.
         rollout_policy: how the rollouts play the searching seat's own later moves: None
             (default) for greedy, like every other seat, or an
