@@ -619,6 +619,14 @@ class Simulator:
         return choice
 
     # ------------------------------------------------------------------ step
+    def _check_active(self, active) -> np.ndarray:
+        """``step``'s ``active`` as a bool[B] array, or a ValueError naming what it got."""
+        active = np.asarray(active)
+        if active.dtype != bool or active.shape != (self.batch_size,):
+            raise ValueError(f"active must be a bool array of shape [{self.batch_size}], got "
+                             f"{active.dtype} {list(active.shape)}")
+        return active
+
     def _check_actions(self, actions) -> np.ndarray:
         arr = np.asarray(actions)
         if arr.shape != (self.batch_size,):
@@ -655,10 +663,7 @@ class Simulator:
         counts = self._phase_counts
         legal = rows.take(self._flat(a))
         if active is not None:
-            active = np.asarray(active)
-            if active.dtype != bool or active.shape != (self.batch_size,):
-                raise ValueError(f"active must be a bool array of shape [{self.batch_size}], got "
-                                 f"{active.dtype} {list(active.shape)}")
+            active = self._check_active(active)
             take, put = take & active, put & active
             counts = (np.count_nonzero(take), np.count_nonzero(put))
         running = take | put
@@ -680,13 +685,7 @@ class Simulator:
         """:meth:`step` on the numba kernels (``a`` checked, intp[B]): the legality of every
         action is checked before any game changes."""
         rows = self._legal_rows()
-        if active is None:
-            active = self._all_active
-        else:
-            active = np.asarray(active)
-            if active.dtype != bool or active.shape != (self.batch_size,):
-                raise ValueError(f"active must be a bool array of shape [{self.batch_size}], got "
-                                 f"{active.dtype} {list(active.shape)}")
+        active = self._all_active if active is None else self._check_active(active)
         s = self.state
         if self._kernels.count_illegal(rows.T, a, active, s.terminated, s.truncated):
             self._raise_illegal(a, rows.take(self._flat(a)), active & ~s.done)
