@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from dataclasses import fields
 
 import numpy as np
@@ -32,6 +34,15 @@ GOLDEN_PATH = os.path.join(_HERE, "data", "reference_games.jsonl")
 
 #: The simulator backends installed here: the reference numpy one, and numba's where it is.
 INSTALLED_BACKENDS = [b for b in BACKENDS if b == "numpy" or numba_available()]
+
+
+def run_uncompiled(code: str) -> subprocess.CompletedProcess:
+    """Run the Python ``code`` in a fresh interpreter with ``NUMBA_DISABLE_JIT=1``, so that the
+    kernels run as the Python they are written in (and coverage sees them), from the
+    repository's root with the tests' folder importable."""
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    return subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, 'tests')\n{code}"],
+                          cwd=os.path.dirname(_HERE), env=env, capture_output=True, text=True, timeout=600)
 
 
 def load_golden() -> list[dict]:

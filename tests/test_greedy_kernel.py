@@ -2,13 +2,12 @@
 reference: scores equal bit for bit (so the actions too) on states of random and greedy
 games at every table size, and the compiled hand-hypothesis weighting equal to the numpy one."""
 
-import os
-import subprocess
-import sys
 from dataclasses import fields, replace
 
 import numpy as np
 import pytest
+
+from helpers import run_uncompiled
 
 pytest.importorskip("numba")
 
@@ -177,8 +176,7 @@ print("same")
 def test_the_python_source_scores_alike_without_the_compiler():
     """With NUMBA_DISABLE_JIT=1 the kernels run as the Python they are written in (so coverage
     sees them), with numpy scalars: the same scores, actions and hand-reading weights."""
-    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
-    done = subprocess.run([sys.executable, "-c", _PYTHON_CHECK], env=env, capture_output=True, text=True, timeout=600)
+    done = run_uncompiled(_PYTHON_CHECK)
     assert done.returncode == 0 and done.stdout.strip() == "same", done.stderr[-3000:]
 
 

@@ -14,13 +14,12 @@ compiled-backend entry in docs/experiments.md were run with 10,000).
 """
 
 import os
-import subprocess
-import sys
 from dataclasses import fields
 
 import numpy as np
 import pytest
 
+from helpers import run_uncompiled
 from startups_env import Rules, Simulator
 from startups_env import core
 from startups_env.rules import NUM_ACTIONS
@@ -165,12 +164,10 @@ def test_asking_for_numba_without_it_says_how_to_install(monkeypatch):
 def test_the_kernels_python_source_agrees_too():
     """NUMBA_DISABLE_JIT=1 runs the kernels as plain Python (so that coverage sees them) on a
     few games: they must agree with numpy there too."""
-    code = ("import sys; sys.path.insert(0, 'tests'); import test_kernels as t; from startups_env import Rules; "
-            "t.play_lockstep(Rules(num_players=3), 6, 1, False, 0.8); "
-            "t.play_lockstep(Rules(num_players=6, rounds=4, turn_cap=8), 4, 2, True, 1.0, steps=60); print('agree')")
-    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    out = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    out = run_uncompiled("import test_kernels as t; from startups_env import Rules; "
+                         "t.play_lockstep(Rules(num_players=3), 6, 1, False, 0.8); "
+                         "t.play_lockstep(Rules(num_players=6, rounds=4, turn_cap=8), 4, 2, True, 1.0, steps=60); "
+                         "print('agree')")
     assert out.returncode == 0, out.stderr[-3000:]
     assert "agree" in out.stdout
 

@@ -3,12 +3,10 @@ stepped by a numpy Simulator with the numpy greedy: the same worlds and plans gi
 same values, game for game, at every table size, with and without a horizon, with whole
 turns planned, and in the round game (a rollout ends with its round)."""
 
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
+
+from helpers import run_uncompiled
 
 pytest.importorskip("numba")
 
@@ -105,15 +103,13 @@ def test_a_rollout_checks_its_plans_shape():
 
 def test_the_rollout_source_agrees_uncompiled():
     """NUMBA_DISABLE_JIT=1: the rollout kernel's Python source (so that coverage sees it)."""
-    code = ("import sys; sys.path.insert(0, 'tests'); import test_rollout_kernel as t; "
-            "w, p, m = t.worlds_and_plans(3, 1, 4, 12, per_game=2); "
-            "import numpy as np; from startups_env.agents.search import SearchAgent; "
-            "from startups_env import Rules; r = Rules(num_players=3); "
-            "v = [SearchAgent(seed=1, backend=b, rules=r)._rollout(w.copy(), p, m) for b in ('numpy', 'numba')]; "
-            "assert np.array_equal(*v); print('agree')")
-    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    out = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    out = run_uncompiled("import test_rollout_kernel as t; "
+                         "w, p, m = t.worlds_and_plans(3, 1, 4, 12, per_game=2); "
+                         "import numpy as np; from startups_env.agents.search import SearchAgent; "
+                         "from startups_env import Rules; r = Rules(num_players=3); "
+                         "v = [SearchAgent(seed=1, backend=b, rules=r)._rollout(w.copy(), p, m) "
+                         "for b in ('numpy', 'numba')]; "
+                         "assert np.array_equal(*v); print('agree')")
     assert out.returncode == 0, out.stderr[-3000:]
     assert "agree" in out.stdout
 
