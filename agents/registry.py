@@ -68,6 +68,10 @@ from .base import Agent
 #: The built-in bots :func:`make_agent` knows by name (besides ``ppo:PATH``, ``sb3:PATH``
 #: and outside bots, ``module:callable``).
 AGENT_NAMES = ("random", "greedy", "banker", "hoarder", "spoiler", "noisy", "search", "ppo")
+# The bots built from their name alone: name -> (module of this package, class).
+_RULE_BASED = {"random": ("random_agent", "RandomAgent"), "greedy": ("greedy", "GreedyAgent"),
+               "banker": ("banker", "BankerAgent"), "hoarder": ("hoarder", "HoarderAgent"),
+               "spoiler": ("spoiler", "SpoilerAgent"), "noisy": ("noisy", "NoisyAgent")}
 
 #: ``module:callable``: a dotted module name, a colon, an identifier (``ppo:`` and
 #: ``sb3:`` are read first).
@@ -140,30 +144,9 @@ def make_agent(name: str, *, seed: int | None = None, **kwargs) -> Agent:
     if not isinstance(name, str):
         raise ValueError(f"agent name must be a string, got {name!r}")
     key = name.strip()
-    if key == "random":
-        from .random_agent import RandomAgent
-
-        return RandomAgent(seed=seed, **kwargs)
-    if key == "greedy":
-        from .greedy import GreedyAgent
-
-        return GreedyAgent(seed=seed, **kwargs)
-    if key == "banker":
-        from .banker import BankerAgent
-
-        return BankerAgent(seed=seed, **kwargs)
-    if key == "hoarder":
-        from .hoarder import HoarderAgent
-
-        return HoarderAgent(seed=seed, **kwargs)
-    if key == "spoiler":
-        from .spoiler import SpoilerAgent
-
-        return SpoilerAgent(seed=seed, **kwargs)
-    if key == "noisy":
-        from .noisy import NoisyAgent
-
-        return NoisyAgent(seed=seed, **kwargs)
+    if key in _RULE_BASED:  # (each module imported when its bot is first asked for)
+        module, cls = _RULE_BASED[key]
+        return getattr(importlib.import_module(f".{module}", __package__), cls)(seed=seed, **kwargs)
     if key == "search":
         from .search import SearchAgent
 
