@@ -52,21 +52,6 @@ def _uniform(counter):
     return np.float64(z >> _S11) * _UNIT, counter
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def _uniform_legal(legal, g, u):
-    """The (k+1)-th legal action of game g for k = floor(u * legal count)."""
-    count = 0
-    for a in range(NUM_ACTIONS):
-        count += legal[g, a]
-    pick = int(u * count)
-    for a in range(NUM_ACTIONS):
-        if legal[g, a]:
-            if pick == 0:
-                return a
-            pick -= 1
-    return 0
-
-
 def _play(first, second, turn_cap, chance, counters, params, s, legal, scores, over):
     """Play every game of ``s`` to the end of its round (see the module docstring); ``over``
     is set where it ended (every game, unless a plan's move was illegal: none is)."""
@@ -92,7 +77,8 @@ def _play(first, second, turn_cap, chance, counters, params, s, legal, scores, o
                     random_move = u < chance[g, current[g]]
                 if random_move:
                     u, counter = _uniform(counter)
-                    action = _uniform_legal(legal, g, u)
+                    action = kernels.nth_legal(legal, g, 0, NUM_ACTIONS,
+                                               int(u * kernels.count_legal(legal, g, 0, NUM_ACTIONS)))
                 else:
                     greedy_scores_game(s, g, params, scores[g])
                     action = best_legal_game(scores[g], legal[g, :])

@@ -276,24 +276,33 @@ def _step_games(actions, active, turn_cap, over, legal, hand, portfolio, known, 
 step_games, step_games_parallel = serial_and_parallel(_step_games)
 
 
+@_inline
+def count_legal(legal, g, lo, hi):
+    """How many of the actions lo..hi-1 are legal in game g (``legal`` bool[B, 19])."""
+    count = 0
+    for a in range(lo, hi):
+        count += legal[g, a]
+    return count
+
+
+@_inline
+def nth_legal(legal, g, lo, hi, pick):
+    """The (pick+1)-th legal action of game g among lo..hi-1; hi - 1 where there are fewer."""
+    for a in range(lo, hi):
+        if legal[g, a]:
+            if pick == 0:
+                return a
+            pick -= 1
+    return hi - 1
+
+
 def _legal_choice(legal, u, lo, hi, out):
     """out[g] = the (k+1)-th legal action of game g among lo..hi-1 (``legal`` bool[B, 19]) for k = floor(u[g] *
     legal count), in u's float32 (queries.legal_choice, offset by lo); hi - 1 where there is
     none."""
     for g in numba.prange(u.shape[0]):
-        count = 0
-        for a in range(lo, hi):
-            count += legal[g, a]
-        pick = np.int8(u[g] * np.float32(count))
-        choice = hi - 1
-        seen = 0
-        for a in range(lo, hi):
-            if legal[g, a]:
-                if seen == pick:
-                    choice = a
-                    break
-                seen += 1
-        out[g] = choice
+        pick = np.int8(u[g] * np.float32(count_legal(legal, g, lo, hi)))
+        out[g] = nth_legal(legal, g, lo, hi, pick)
 
 
 legal_choice, legal_choice_parallel = serial_and_parallel(_legal_choice)
