@@ -4,9 +4,9 @@ end of their round.
 Each game of the batch first plays its plan (one action, or a market take and the
 put-down after it), then every seat moves by the greedy bot's choice, each from what its
 player may see (:func:`startups_env.agents.greedy_kernel.greedy_scores_game`), optionally
-with random moves mixed in: under ``opponent_random`` every seat but the searching one
-plays a uniformly random legal move, and with ``epsilon`` > 0 any move is a uniformly
-random legal one with that chance. The rules are those of :mod:`startups_env.kernels`;
+with random moves mixed in: each game and seat has a chance that a move is a uniformly
+random legal one instead (the search sets it from its opponent model and
+``rollout_epsilon``: ``SearchAgent._random_chance``). The rules are those of :mod:`startups_env.kernels`;
 the game stops where its round ends (the pile runs out, or the turn cap, which the search
 uses as its horizon), and the round is scored by the simulator's own end-of-round code
 (:meth:`startups_env.core.Simulator.finish_rounds`), exactly as a rollout stepped by the
@@ -94,14 +94,12 @@ _play_serial, _play_parallel = kernels.serial_and_parallel(_play)
 
 
 def rollout(state: State, first: np.ndarray, second: np.ndarray, mover: np.ndarray, rules: Rules,
-            params: GreedyParams, rng: np.random.Generator, *, opponent_random: bool = False,
-            epsilon: float = 0.0, random_chance: np.ndarray | None = None) -> State:
+            params: GreedyParams, rng: np.random.Generator, *, random_chance: np.ndarray | None = None) -> State:
     """Play the m games of ``state`` (changed in place, and returned) to the end of their
     round and score it: game i first plays ``first[i]`` and, where ``second[i]`` >= 0,
     ``second[i]`` (both legal), then the rollout policy moves (see the module docstring).
     ``random_chance`` (float[m, 7], optional) sets, per game and seat, the chance that a
-    move is uniformly random instead; by default it is 1 for the seats other than
-    ``mover`` under ``opponent_random``, else ``epsilon`` for every seat.
+    move is uniformly random instead (default 0: greedy moves only).
     ``rules.turn_cap`` stops a round early, scored as it stands. Afterwards ``state.scores``
     and ``state.ranks`` hold each game's round result, as a Simulator that stepped the
     games would leave them (round game: the next round is dealt from ``rng``)."""
@@ -113,9 +111,7 @@ def rollout(state: State, first: np.ndarray, second: np.ndarray, mover: np.ndarr
         if x.shape != (m,):
             raise ValueError(f"{name} must have shape [{m}], got {list(x.shape)}")
     if random_chance is None:
-        random_chance = np.full((m, MAX_PLAYERS), float(epsilon))
-        if opponent_random:
-            random_chance[np.arange(MAX_PLAYERS)[None, :] != mover[:, None]] = 1.0
+        random_chance = np.zeros((m, MAX_PLAYERS))
     random_chance = np.ascontiguousarray(random_chance, np.float64)
     if random_chance.shape != (m, MAX_PLAYERS):
         raise ValueError(f"random_chance must have shape [{m}, {MAX_PLAYERS}], got {list(random_chance.shape)}")

@@ -15,7 +15,8 @@ from startups_env.agents.greedy import GreedyParams  # noqa: E402
 from startups_env.agents.rollout_kernel import rollout  # noqa: E402
 from startups_env.agents.search import NUM_ACTIONS, PLAN_FIRST, PLAN_SECOND, SearchAgent, determinize  # noqa: E402
 from startups_env.core import public_state  # noqa: E402
-from startups_env.rules import Action  # noqa: E402
+from startups_env.rules import COMPANY_SIZES, NUM_REMOVED, Action  # noqa: E402
+from test_invariants import deck_counts  # noqa: E402
 
 
 def worlds_and_plans(players: int, rounds: int, seed: int, steps: int, per_game: int = 6):
@@ -79,14 +80,31 @@ def test_the_finished_state_is_the_simulators():
     assert (kernel.pile_pos == 45).all()
 
 
-@pytest.mark.parametrize("opponent_random, epsilon", [(True, 0.0), (False, 0.3), (True, 1.0)])
-def test_random_moves_are_legal_reproducible_and_random(opponent_random, epsilon):
+def assert_played_legally(before, after):
+    """The finished rollouts ``after`` of the worlds ``before`` are still consistent games: no
+    card or coin made or lost, no count below zero, no more cards known than held. (The
+    compiled step applies actions unchecked; the random moves are drawn from the compiled
+    legal mask, which tests/test_kernels.py proves equal to numpy's. These checks see an
+    illegal move only where it leaves such a trace.)"""
+    sizes = np.array(COMPANY_SIZES)[:, None]
+    for s in (before, after):
+        assert (s.hand >= 0).all() and (s.known >= 0).all() and (s.known <= s.hand).all()
+        assert (s.market_count >= 0).all() and (s.coins >= 0).all()
+    held = after.hand.sum(axis=0, dtype=int) + after.portfolio.sum(axis=0, dtype=int) + after.market_count
+    np.testing.assert_array_equal(held + deck_counts(after.deck, 0, NUM_REMOVED), np.broadcast_to(sizes, held.shape))
+    np.testing.assert_array_equal(after.coins.sum(axis=0, dtype=int) + after.market_coins.sum(axis=0, dtype=int),
+                                  before.coins.sum(axis=0, dtype=int) + before.market_coins.sum(axis=0, dtype=int))
+
+
+@pytest.mark.parametrize("opponent_model, epsilon", [("random", 0.0), ("greedy", 0.3), ("random", 1.0)])
+def test_random_moves_are_legal_reproducible_and_random(opponent_model, epsilon):
     worlds, plans, mover = worlds_and_plans(5, 1, 8, 12, per_game=10)
+    chance = SearchAgent(opponent_model=opponent_model, rollout_epsilon=epsilon)._random_chance(mover, None)
     runs = []
-    for seed in (1, 1, 2):  # the step raises on any illegal move
+    for seed in (1, 1, 2):
         runs.append(rollout(worlds.copy(), PLAN_FIRST[plans], PLAN_SECOND[plans], mover, Rules(num_players=5),
-                            GreedyParams(), np.random.default_rng(seed), opponent_random=opponent_random,
-                            epsilon=epsilon))
+                            GreedyParams(), np.random.default_rng(seed), random_chance=chance))
+        assert_played_legally(worlds, runs[-1])
     np.testing.assert_array_equal(runs[0].scores, runs[1].scores)
     assert not np.array_equal(runs[0].scores, runs[2].scores)
     greedy = rollout(worlds.copy(), PLAN_FIRST[plans], PLAN_SECOND[plans], mover, Rules(num_players=5),
