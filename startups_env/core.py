@@ -924,8 +924,13 @@ class Simulator:
         return StepResult(rewards, terminated, truncated, scores, ranks)
 
     def _score_rounds(self, games: np.ndarray) -> None:
-        """Final payout of a round in the given games; fills scores, threes and ranks."""
+        """Final payout of a round in the given games; fills scores, threes and ranks (on
+        the compiled backend by ``kernels.score_rounds``, one game at a time)."""
         s = self.state
+        if self._kernels is not None:
+            self._kernels.score_rounds(games, s.hand, s.portfolio, s.coins, s.current, s.num_players, s.scores,
+                                       s.threes, s.ranks)
+            return
         n_players = s.num_players[games].astype(np.int16)
         seat_company = self._row_starts[:P * C] + games  # flat offsets of [seat, company, game]
         seat_rows = seat_company[:P]  # flat offsets of [seat, game]

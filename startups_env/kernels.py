@@ -7,9 +7,10 @@ scalar code that reads like the rulebook (docs/rules.md), and loop over the game
 numba's threads from ``PARALLEL_FROM`` games on). ``Simulator(..., backend="numba")`` runs
 on them; the tests prove the two backends equal state for state (tests/test_kernels.py).
 
-What is compiled: the legal mask, the uniform legal sampler and the take / put-down step.
-The end of a round (scoring, the round game's chips, the next deal, rewards, auto-reset)
-happens in a few games per step and stays in core's numpy code, shared by both backends.
+What is compiled: the legal mask, the uniform legal sampler, the take / put-down step and
+the scoring of a finished round. The rest of the end of a round (the round game's chips,
+the next deal, rewards, auto-reset) happens in a few games per step and stays in core's
+numpy code, shared by both backends.
 
 The kernels take the State's arrays by their State names (``hand[p, c, g]`` is seat p's
 hand cards of company c in game g) and change them in place; compiled callers that need
@@ -306,3 +307,54 @@ def _legal_choice(legal, u, lo, hi, out):
 
 
 legal_choice, legal_choice_parallel = serial_and_parallel(_legal_choice)
+
+
+@_inline
+def score_round_game(g, hand, portfolio, coins, current, num_players, scores, threes, ranks):
+    """Score the finished round of game g (core's ``_score_rounds`` and ``company_payouts``
+    for one game): in each company, if one seat holds strictly the most cards (hand +
+    portfolio), every other seat pays it a coin per card it holds there, and each coin it
+    receives counts 3 points. A seat's score is its coins less what it paid, plus 3 per coin
+    received. Ranks: higher score first, then more 3-point coins, then the seat that played
+    later, counting back from the player who took the last turn. Padded seats score 0 and
+    rank -1."""
+    n = num_players[g]
+    for p in range(P):
+        scores[p, g] = 0
+        threes[p, g] = 0
+        ranks[p, g] = -1
+    for p in range(n):
+        scores[p, g] = coins[p, g]
+    for c in range(C):
+        most, winner, holders = 0, 0, 0
+        for p in range(n):
+            held = hand[p, c, g] + portfolio[p, c, g]
+            if held > most:
+                most, winner, holders = held, p, 1
+            elif held == most:
+                holders += 1
+        if most == 0 or holders != 1:
+            continue
+        for p in range(n):
+            if p != winner:
+                paid = hand[p, c, g] + portfolio[p, c, g]
+                scores[p, g] -= paid
+                threes[winner, g] += paid
+    for p in range(n):
+        scores[p, g] += 3 * threes[p, g]
+    last = current[g]
+    for p in range(n):
+        recency = (last - p) % n
+        key = (np.int64(scores[p, g]) * 10_000 + np.int64(threes[p, g]) * 10) - recency
+        rank = 0
+        for q in range(n):
+            other = (np.int64(scores[q, g]) * 10_000 + np.int64(threes[q, g]) * 10) - (last - q) % n
+            rank += other > key
+        ranks[p, g] = rank
+
+
+@_jit
+def score_rounds(games, hand, portfolio, coins, current, num_players, scores, threes, ranks):
+    """Score the finished rounds of the listed games (:func:`score_round_game`)."""
+    for g in games:
+        score_round_game(g, hand, portfolio, coins, current, num_players, scores, threes, ranks)
