@@ -350,7 +350,7 @@ def put_down_log_prob_game(s, g, hands, column, action, params, temperature, sco
     bot's model of the other players (the greedy bot with softmax noise: ``P(put-down) ~
     exp(greedy score / temperature)`` over its legal put-downs); -inf where that hand lacks a
     card its player was known to hold. ``scores``: float32[19] of scratch. Allocates
-    nothing. (search._put_down_log_prob for one game.)"""
+    nothing. (search._decision_log_prob for one game.)"""
     seat = s.current[g]
     for c in range(C):
         if hands[0, c, column] < s.known[seat, c, g]:
@@ -384,14 +384,10 @@ def _put_down_log_probs(s, games, hands, action, params, temperature, scores, ou
         out[i] = put_down_log_prob_game(s, games[i], hands, i, action[i], params, temperature, scores)
 
 
-def put_down_log_probs(states: State, games: np.ndarray, hand: np.ndarray, action: np.ndarray, params: GreedyParams,
-                       temperature: float) -> np.ndarray:
-    """float64[r]: for r put-down decisions, the log-probability that the player to act in
-    game ``games[i]`` of ``states`` (a running game at a put-down), holding ``hand[:, i]``
-    (int[C, r], in place of its hand there), puts down ``action[i]`` under the
-    softmax-greedy model at ``temperature``; -inf where that hand lacks a card its player
-    was known to hold (:func:`put_down_log_prob_game`). ``states`` is read, not changed
-    (games may repeat: one decision weighed with several hands)."""
+def _checked_decisions(states: State, games, hand, action, temperature: float, phase: int):
+    """The arguments of :func:`put_down_log_probs` / :func:`take_log_probs` as their kernels
+    take them (games intp[r], hand int64[1, C, r], action int64[r]), or a ValueError naming
+    the one that is wrong; ``phase``: the decision every game must be running at."""
     games, action = np.asarray(games), np.asarray(action)
     r = games.shape[0] if games.ndim == 1 else -1
     if r < 0 or games.dtype.kind not in "iu" or (r and (games.min() < 0 or games.max() >= states.batch_size)):
@@ -402,11 +398,75 @@ def put_down_log_probs(states: State, games: np.ndarray, hand: np.ndarray, actio
         raise ValueError(f"hand must be int[{C}, {r}], got {hand.dtype}{list(hand.shape)}")
     if action.shape != (r,) or action.dtype.kind not in "iu":
         raise ValueError(f"action must be int[{r}], got {action.dtype}{list(action.shape)}")
-    if not (states.phase[games] == PUT_PHASE).all() or states.done[games].any():
-        raise ValueError("every game must be running at a put-down decision")
+    if not (states.phase[games] == phase).all() or states.done[games].any():
+        raise ValueError(f"every game must be running at a {('take', 'put-down')[phase]} decision")
     if not temperature > 0:
         raise ValueError(f"temperature must be positive, got {temperature!r}")
-    out = np.empty(r, np.float64)
-    _put_down_log_probs(arrays(states), games.astype(np.intp), hand.astype(np.int64)[None], action.astype(np.int64),
-                        kernel_params(params), float(temperature), np.empty(NUM_ACTIONS, np.float32), out)
+    return games.astype(np.intp), hand.astype(np.int64)[None], action.astype(np.int64)
+
+
+def put_down_log_probs(states: State, games: np.ndarray, hand: np.ndarray, action: np.ndarray, params: GreedyParams,
+                       temperature: float) -> np.ndarray:
+    """float64[r]: for r put-down decisions, the log-probability that the player to act in
+    game ``games[i]`` of ``states`` (a running game at a put-down), holding ``hand[:, i]``
+    (int[C, r], in place of its hand there), puts down ``action[i]`` under the
+    softmax-greedy model at ``temperature``; -inf where that hand lacks a card its player
+    was known to hold (:func:`put_down_log_prob_game`). ``states`` is read, not changed
+    (games may repeat: one decision weighed with several hands)."""
+    games, hand, action = _checked_decisions(states, games, hand, action, temperature, PUT_PHASE)
+    out = np.empty(games.size, np.float64)
+    _put_down_log_probs(arrays(states), games, hand, action, kernel_params(params), float(temperature),
+                        np.empty(NUM_ACTIONS, np.float32), out)
+    return out
+
+
+@_inline
+def take_log_prob_game(s, g, hands, column, action, params, temperature, scores):
+    """float64: the log-probability that the player to act in game g, at a take decision and
+    holding ``hands[0, :, column]`` (int[1, C, K]), takes ``action`` (a draw or a market
+    take) under the softmax-greedy model, ``P(take) ~ exp(greedy score / temperature)`` over
+    its legal takes; -inf where that hand lacks a card its player was known to hold, or the
+    take is not legal. ``scores``: float32[19] of scratch. Allocates nothing."""
+    seat = s.current[g]
+    for c in range(C):
+        if hands[0, c, column] < s.known[seat, c, g]:
+            return -np.inf
+    _scores(s, g, hands, 0, column, params, scores)
+    # The legal takes (kernels.legal_game): a draw the player can pay for, a market card of a
+    # company whose chip it lacks.
+    draw_legal = s.coins[seat, g] >= kernels.draw_cost(g, seat, s.chip, s.market_count)
+    top = np.float64(scores[DRAW]) / temperature if draw_legal else -np.inf
+    for c in range(C):
+        if s.market_count[c, g] > 0 and s.chip[c, g] != seat:
+            top = max(top, np.float64(scores[TAKE + c]) / temperature)
+    if action == DRAW:
+        legal = draw_legal
+    else:
+        legal = TAKE <= action < KEEP and s.market_count[action - TAKE, g] > 0 and s.chip[action - TAKE, g] != seat
+    if not (legal and top > -np.inf):
+        return -np.inf
+    total = np.exp(np.float64(scores[DRAW]) / temperature - top) if draw_legal else 0.0
+    for c in range(C):
+        if s.market_count[c, g] > 0 and s.chip[c, g] != seat:
+            total += np.exp(np.float64(scores[TAKE + c]) / temperature - top)
+    chosen = np.float64(scores[action]) / temperature - (top + np.log(total))
+    return chosen if np.isfinite(chosen) else -np.inf
+
+
+@_batch
+def _take_log_probs(s, games, hands, action, params, temperature, scores, out):
+    for i in range(out.shape[0]):
+        out[i] = take_log_prob_game(s, games[i], hands, i, action[i], params, temperature, scores)
+
+
+def take_log_probs(states: State, games: np.ndarray, hand: np.ndarray, action: np.ndarray, params: GreedyParams,
+                   temperature: float) -> np.ndarray:
+    """float64[r]: :func:`put_down_log_probs` for take decisions: the log-probability that
+    the player to act in game ``games[i]`` of ``states`` (a running game at a take), holding
+    ``hand[:, i]``, takes ``action[i]`` under the softmax-greedy model
+    (:func:`take_log_prob_game`). ``states`` is read, not changed."""
+    games, hand, action = _checked_decisions(states, games, hand, action, temperature, 0)
+    out = np.empty(games.size, np.float64)
+    _take_log_probs(arrays(states), games, hand, action, kernel_params(params), float(temperature),
+                    np.empty(NUM_ACTIONS, np.float32), out)
     return out

@@ -13,7 +13,8 @@ For each decision with more than one legal action the bot
    (public for a market take; for a draw, any card of that hand not publicly known to be
    there) plus the card it put down the turn before. Each sampled world thus says what
    those hands were, and is weighted by how likely a greedy player with softmax noise
-   would have been to put down those cards from them (:func:`put_down_log_likelihood`,
+   would have been to put down those cards from them, and to make the take of its latest
+   turn (``read_takes``) (:func:`put_down_log_likelihood`,
    corrected for the uniform deal of the sampled hands, so that the weighted worlds are a
    posterior); the search draws its worlds by these weights from ``inference_oversample``
    times as many samples;
@@ -46,7 +47,7 @@ instead, and ``"adaptive"`` a per-seat mixture of the two weighed by their put-d
 
 Cost: ``python -m startups_env.bench`` prints the seconds per decision at the default
 budget (144 worlds, whole turns with 3 put-downs per take, hands read from the last two
-put-downs) on each backend. Its strength against the other bots, and what each part of
+put-downs and the take between them) on each backend. Its strength against the other bots, and what each part of
 the search (hand reading, budget, whole turns, opponent model, rollout policy, backend)
 was measured to be worth, is logged in the repository's docs/experiments.md.
 
@@ -81,6 +82,7 @@ P, C = MAX_PLAYERS, NUM_COMPANIES
 # actions; plan 19 + 12 c + k is the whole turn "take company c from the market, then
 # put-down 7 + k" (see ``SearchAgent.turn_puts``).
 PUTS = NUM_ACTIONS - Action.KEEP  # 12 put-down actions
+MAX_PUT_DOWN_EVIDENCE = 5.0  # the most one older put-down can count against the greedy model (log-odds)
 NUM_PLANS = NUM_ACTIONS + C * PUTS
 PLAN_FIRST = np.concatenate([np.arange(NUM_ACTIONS), np.repeat(Action.TAKE + np.arange(C), PUTS)])
 PLAN_SECOND = np.concatenate([np.full(NUM_ACTIONS, -1), np.tile(Action.KEEP + np.arange(PUTS), C)])
@@ -195,6 +197,9 @@ class SearchAgent(Agent):
         inference_temperature: the noise of the put-down model, in units of the greedy
             bot's scores: ``P(put-down) ~ exp(score / inference_temperature)``. Lower
             trusts the model more (fewer distinct hands survive).
+        read_takes: hand reading also weighs each hypothesis by how likely the take of the
+            player's latest turn (a draw, or which market card) was with the hand it implies
+            (False: put-downs only).
         inference_oversample: hand hypotheses sampled per world of the first round; they
             are sampled and weighted once per decision, and every round of the search
             draws its worlds from them by weight.
@@ -208,9 +213,11 @@ class SearchAgent(Agent):
             its put-downs in the history weigh the two (per seat and game, afresh at each
             decision, from the hand hypotheses: the chance of its put-downs under each
             model), the hands are read under that mixture, and in the rollouts the seat
-            makes a uniformly random move with the chance that it is not greedy. Only
-            the last two put-downs of each player are read (all the history keeps),
-            which tells some styles from greedy poorly (docs/experiments.md).
+            makes a uniformly random move with the chance that it is not greedy. The
+            seat's older put-downs of the round (``History.older_state``) shift its prior
+            first (:func:`older_put_down_evidence`: they are read without the present
+            hands). It tells random players from greedy ones well, and styles that play
+            much like greedy (hoarder, spoiler) poorly (docs/experiments.md).
         greedy_prior: the adaptive model's prior chance that a player is greedy.
         rollout_policy: how the rollouts play the searching seat's own later moves: None
             (default) for greedy, like every other seat, or an
@@ -242,7 +249,7 @@ class SearchAgent(Agent):
                  turn_puts: int = 3, halving_width: int = 8, infer_hands: bool = True,
                  inference_temperature: float = 0.5, inference_oversample: int = 6,
                  opponent_model: str = "greedy", rollout_policy: Agent | None = None, backend: str | None = None,
-                 greedy_prior: float = 0.5):
+                 greedy_prior: float = 0.5, read_takes: bool = True):
         super().__init__(seed)
         for label, number, low in (("determinizations", determinizations, 1), ("rollouts", rollouts, 1),
                                    ("max_rollouts", max_rollouts, 1), ("halving_rounds", halving_rounds, 0),
@@ -287,6 +294,7 @@ class SearchAgent(Agent):
         self.needs = frozenset({"public", "history"} if self.infer_hands else {"public"})
         self.inference_temperature = float(inference_temperature)
         self.inference_oversample = int(inference_oversample)
+        self.read_takes = bool(read_takes)
         # None: the searching seat plays greedy in the rollouts, like every other seat.
         self.rollout_policy = _rollout_policy(rollout_policy, self.rng)
         self.backend = resolve_backend(backend)
@@ -450,17 +458,21 @@ class SearchAgent(Agent):
         drawn = determinize(public, seat, count, self.rng)
         game = np.repeat(np.arange(public.batch_size), count)
         greedy, uniform = seat_log_likelihoods(drawn, log, game, others, self.greedy, self.inference_temperature,
-                                               self.rules, self.backend)
+                                               self.rules, self.backend, takes=self.read_takes)
         if self.opponent_model != "adaptive":
             return WorldPool(drawn, game, greedy.sum(axis=0))
-        prior, other = np.log(self.greedy_prior), np.log1p(-self.greedy_prior)
-        weights = np.logaddexp(prior + greedy, other + uniform).sum(axis=0)
+        # A seat's older put-downs (before the two read with the hands) shift its prior.
+        prior_odds = np.log(self.greedy_prior) - np.log1p(-self.greedy_prior)
+        prior_odds = prior_odds + older_put_down_evidence(log, public, seat, self.greedy, self.inference_temperature,
+                                                          self.rules, self.rng, backend=self.backend)  # [P, n]
+        prior, other = -np.logaddexp(0.0, -prior_odds), -np.logaddexp(0.0, prior_odds)  # log P(greedy), log P(not)
+        weights = np.logaddexp(prior[:, game] + greedy, other[:, game] + uniform).sum(axis=0)
         # Each seat's evidence: its put-downs' chance under each model, averaged over the
         # hypotheses (drawn from the uniform deal, so the mean is the model's likelihood).
         starts = np.flatnonzero(np.r_[True, game[1:] != game[:-1]])
         per_model = [np.logaddexp.reduceat(x, starts, axis=1) for x in (greedy, uniform)]  # [P, n]
-        log_odds = prior + per_model[0] - other - per_model[1]  # greedy against random, per seat and game
-        log_odds = np.where(np.isnan(log_odds), prior - other, log_odds)  # (no hypothesis possible: the prior)
+        log_odds = prior_odds + per_model[0] - per_model[1]  # greedy against random, per seat and game
+        log_odds = np.where(np.isnan(log_odds), prior_odds, log_odds)  # (no hypothesis possible: the prior)
         belief = np.where(others, 1.0 / (1.0 + np.exp(-np.clip(log_odds, -700, 700))), self.greedy_prior).T
         return WorldPool(drawn, game, weights, belief)
 
@@ -609,7 +621,7 @@ def put_down_log_likelihood(worlds: State, log: History, game: np.ndarray, seats
 
 def seat_log_likelihoods(worlds: State, log: History, game: np.ndarray, seats: np.ndarray,
                          params: GreedyParams, temperature: float, rules: Rules,
-                         backend: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+                         backend: str | None = None, takes: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """(greedy, uniform), each float[7, m]: per seat, the log-likelihood of each sampled
     world (row r a world of game ``game[r]`` of ``log``) under two models of that seat's
     put-downs: like the greedy bot with softmax noise, ``P(action) ~ exp(greedy score /
@@ -624,13 +636,17 @@ def seat_log_likelihoods(worlds: State, log: History, game: np.ndarray, seats: n
     in proportion to their count), plus the card put down then. Each put-down's
     probability is divided by the count of its company among the hand's unknown cards
     where none of it was known to be there (see :func:`_hidden_put_down_log_count`), so
-    that the weighted worlds follow the model's posterior. Worlds in which the seat could
-    not have held the cards it was known to hold get -inf. backend: the greedy's (see
-    :func:`_put_down_log_prob`; None: the fastest installed)."""
+    that the weighted worlds follow the model's posterior. With ``takes``, the take of the
+    latest put-down's turn counts too: the hand it was chosen with is the hand at the
+    put-down less the card gained (same variants), replayed in the logged public state
+    before the take (``History.take_state``); the uniform model takes any legal take.
+    Worlds in which the seat could not have held the cards it was known to hold get -inf.
+    backend: the greedy's (see :func:`_decision_log_prob`; None: the fastest installed)."""
     backend = resolve_backend(backend)
     m, n = worlds.batch_size, log.batch_size
     greedy, uniform = np.zeros((P, m)), np.zeros((P, m))
     earlier_seats = seats & log.earlier_valid()
+    takes_seats = seats & (log.take_action >= 0)
     for seat in range(P):
         rows = np.flatnonzero(seats[seat, game])
         if rows.size == 0:
@@ -642,42 +658,126 @@ def seat_log_likelihoods(worlds: State, log: History, game: np.ndarray, seats: n
         known = log.state.known[seat].take(logged, axis=-1)  # [C, r] at the latest put-down
         deal = _hidden_put_down_log_count(known, hand, action)  # (the same under both models)
         uniform[seat, rows] = _uniform_put_down_log_prob(log.state.barred.take(logged), known, hand) - deal
-        greedy[seat, rows] = _logged_put_down_log_prob(log.state, logged, seat, hand, action, params, temperature,
+        greedy[seat, rows] = _logged_log_prob(log.state, logged, seat, hand, action, params, temperature,
                                                        rules, backend) - deal
 
-        earlier = np.flatnonzero(earlier_seats[seat, game[rows]])
-        if earlier.size == 0:
+        # The turn of the latest put-down: its take, and the put-down before it.
+        turn = np.flatnonzero((takes_seats if takes else earlier_seats)[seat, game[rows]])
+        if turn.size == 0:
             continue
-        hand, known, logged = hand[:, earlier], known[:, earlier], logged[earlier]
+        hand, known, logged = hand[:, turn], known[:, turn], logged[turn]
         taken = log.take_action.reshape(-1)[logged]
-        # Which card the take in between gained: one variant per possible company. A drawn
-        # card is any of the hand's cards not known to be there (those came from the
-        # market), each as likely (they are exchangeable); a hand of 4 holds at least one,
-        # as at most 3 were known before the draw.
+        # Which card the take gained: one variant per possible company. A drawn card is any
+        # of the hand's cards not known to be there (those came from the market), each as
+        # likely (they are exchangeable); a hand of 4 holds at least one, as at most 3 were
+        # known before the draw.
         free = np.maximum(hand - known, 0)
         # (A market take's hand may be all known: the floor keeps np.where's unused branch
         # from dividing 0 by 0.)
         gained = np.where(taken[None, :] == Action.DRAW, free / np.maximum(free.sum(axis=0), 1),
                           np.arange(C)[:, None] == (taken - Action.TAKE)[None, :])  # [C, e]
         column, company = np.nonzero(gained.T > 0)  # variants, grouped by column
-        before_hand = hand[:, column]
+        at_take = hand[:, column]  # the hand the take was chosen with
         variant = np.arange(column.size)
-        before_hand[company, variant] -= 1
-        earlier_action = log.earlier_action.reshape(-1)[logged[column]]
-        before_hand[(earlier_action - Action.KEEP) % C, variant] += 1
-        earlier_logged = logged[column]
-        earlier_known = log.earlier_state.known[seat].take(earlier_logged, axis=-1)
-        shared = np.log(gained[company, column]) - _hidden_put_down_log_count(earlier_known, before_hand,
-                                                                              earlier_action)
-        uniform_prob = _uniform_put_down_log_prob(log.earlier_state.barred.take(earlier_logged), earlier_known,
-                                                  before_hand) + shared
-        greedy_prob = _logged_put_down_log_prob(log.earlier_state, earlier_logged, seat, before_hand, earlier_action,
-                                                params, temperature, rules, backend) + shared
+        at_take[company, variant] -= 1
+        greedy_prob = np.log(gained[company, column])
+        uniform_prob = greedy_prob.copy()
+        if takes:
+            take_logged = logged[column]
+            greedy_prob += _logged_log_prob(log.take_state, take_logged, seat, at_take, taken[column], params,
+                                            temperature, rules, backend)
+            uniform_prob -= np.log(_legal_count(log.take_state, take_logged, rules, backend))
+        before = np.flatnonzero(earlier_seats[seat, game[rows[turn]]][column])  # variants with a put-down before
+        if before.size:
+            before_hand = at_take[:, before]
+            earlier_logged = logged[column[before]]
+            earlier_action = log.earlier_action.reshape(-1)[earlier_logged]
+            before_hand[(earlier_action - Action.KEEP) % C, np.arange(before.size)] += 1
+            earlier_known = log.earlier_state.known[seat].take(earlier_logged, axis=-1)
+            deal = _hidden_put_down_log_count(earlier_known, before_hand, earlier_action)
+            uniform_prob[before] += _uniform_put_down_log_prob(log.earlier_state.barred.take(earlier_logged),
+                                                               earlier_known, before_hand) - deal
+            greedy_prob[before] += _logged_log_prob(log.earlier_state, earlier_logged, seat, before_hand,
+                                                    earlier_action, params, temperature, rules, backend) - deal
         # Sum the variants' probabilities per column.
         starts = np.flatnonzero(np.r_[True, column[1:] != column[:-1]])
-        uniform[seat, rows[earlier]] += np.logaddexp.reduceat(uniform_prob, starts)
-        greedy[seat, rows[earlier]] += np.logaddexp.reduceat(greedy_prob, starts)
+        uniform[seat, rows[turn]] += np.logaddexp.reduceat(uniform_prob, starts)
+        greedy[seat, rows[turn]] += np.logaddexp.reduceat(greedy_prob, starts)
     return greedy, uniform
+
+
+def older_put_down_evidence(log: History, public: State, viewer: np.ndarray, params: GreedyParams,
+                            temperature: float, rules: Rules, rng: np.random.Generator, hands: int = 24,
+                            backend: str | None = None) -> np.ndarray:
+    """float[7, n]: per seat and game of ``public`` (n games, seen by ``viewer`` int[n]),
+    the log-likelihood ratio of the softmax-greedy model against the uniformly random one
+    over the seat's older put-downs of this round in ``log`` (``History.older_state``: the
+    ones before the last two, which :func:`seat_log_likelihoods` reads with the present
+    hands). 0 for the viewer and where nothing older is logged.
+
+    The hand a seat held at an older put-down is not chained to its present one: it is its
+    publicly known cards then, plus the put-down card where that was not known, filled up
+    from the cards nobody could see then, ``hands`` times (each sample weighted by 1 / the
+    count of the put-down's company among its unknown cards, as the card was one of
+    them). Each put-down adds ``log E[P_greedy(put-down | hand)] - log E[P_uniform(...)]``,
+    the expectations over those samples: evidence from the seat's record of how it plays,
+    not from what it holds now. The viewer's own cards then are counted as unseen (it saw
+    them, but which were in its hand is not logged): the estimate uses less than the
+    viewer knew, never more."""
+    backend = resolve_backend(backend)
+    n = public.batch_size
+    evidence = np.zeros((P, n))
+    seats = np.arange(P)[None, :, None]
+    valid = log.older_valid(public) & (seats != viewer[None, None, :]) & (seats < public.num_players[None, None, :])
+    slot, seat, game = np.nonzero(valid)
+    if game.size == 0:
+        return evidence
+    rows = np.repeat((slot * P + seat) * n + game, hands)  # rows of log.older_state, `hands` samples each
+    seat_of_row = np.repeat(seat, hands)
+    states = log.older_state
+    action = log.older_action.reshape(-1)[np.repeat((slot * P + seat) * n + game, hands)]
+    company = (action - Action.KEEP) % C
+    column = np.arange(rows.size)
+    known = states.hand.reshape(P, C, -1)[seat_of_row, :, rows].T.astype(np.int64)  # [C, r] (public: hand = known)
+    put_known = known[company, column] > 0
+    hand = known.copy()
+    hand[company, column] += ~put_known  # an unknown put-down card was one of the hidden ones
+    pool = queries.unseen(states.take(rows), seat_of_row).astype(np.int64)  # [C, r] nobody could see these
+    pool[company, column] -= ~put_known
+    need = HAND_SIZE + 1 - hand.sum(axis=0)  # a hand holds HAND_SIZE + 1 cards at a put-down
+    hand += _draw_from_pool(pool, need, rng)
+    log_weight = np.where(put_known, 0.0, -np.log(np.maximum(hand[company, column] - known[company, column], 1)))
+    greedy = np.empty(rows.size)
+    for s in np.unique(seat_of_row):
+        mine = np.flatnonzero(seat_of_row == s)
+        greedy[mine] = _logged_log_prob(states, rows[mine], int(s), hand[:, mine], action[mine], params,
+                                                 temperature, rules, backend)
+    uniform = _uniform_put_down_log_prob(states.barred.take(rows), known, hand)
+    starts = np.arange(0, rows.size, hands)
+    ratio = np.logaddexp.reduceat(greedy + log_weight, starts) - np.logaddexp.reduceat(uniform + log_weight, starts)
+    # A put-down the greedy model all but rules out counts as a bounded amount of evidence.
+    np.add.at(evidence, (seat, game), np.maximum(ratio, -MAX_PUT_DOWN_EVIDENCE))
+    return evidence
+
+
+def _draw_from_pool(pool: np.ndarray, need: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """int64[C, r]: need[i] cards drawn uniformly without replacement from the cards
+    ``pool[:, i]`` (counts per company), as counts per company."""
+    r = need.size
+    slot = np.arange(DECK_SIZE)
+    bounds = np.cumsum(pool, axis=0)  # [C, r]
+    cards = (slot[None, None, :] >= bounds.T[:, :, None]).sum(axis=1)  # [r, 45] company of each slot; C = padding
+    keys = np.where(cards == C, 2.0, rng.random((r, DECK_SIZE)))
+    order = np.argsort(keys, axis=1)
+    drawn = np.take_along_axis(cards, order, axis=1)
+    chosen = np.where(slot[None, :] < need[:, None], drawn, C)
+    flat = (np.arange(r)[:, None] * (C + 1) + chosen).reshape(-1)
+    return np.bincount(flat, minlength=r * (C + 1)).reshape(r, C + 1)[:, :C].T.astype(np.int64)
+
+
+def _legal_count(states: State, rows: np.ndarray, rules: Rules, backend: str) -> np.ndarray:
+    """int[r]: how many actions are legal in rows ``rows`` of ``states`` (not changed)."""
+    return Simulator.from_state(states.take(rows), rules, backend=backend).legal_mask().sum(axis=1)
 
 
 def _uniform_put_down_log_prob(barred: np.ndarray, known: np.ndarray, hand: np.ndarray) -> np.ndarray:
@@ -711,30 +811,33 @@ def _hidden_put_down_log_count(known: np.ndarray, hand: np.ndarray, action: np.n
     return np.where(known[company, column] == 0, np.log(np.maximum(count, 1)), 0.0)
 
 
-def _logged_put_down_log_prob(states: State, rows: np.ndarray, seat: int, hand: np.ndarray, action: np.ndarray,
-                              params: GreedyParams, temperature: float, rules: Rules, backend: str) -> np.ndarray:
-    """:func:`_put_down_log_prob` of the put-down decisions of ``seat`` in rows ``rows`` of
-    ``states`` (a History's log, not changed); the compiled backend reads them in place."""
+def _logged_log_prob(states: State, rows: np.ndarray, seat: int, hand: np.ndarray, action: np.ndarray,
+                     params: GreedyParams, temperature: float, rules: Rules, backend: str) -> np.ndarray:
+    """:func:`_decision_log_prob` of the decisions of ``seat`` in rows ``rows`` of
+    ``states`` (a History's log, not changed; every row at the same phase); the compiled
+    backend reads them in place."""
     if backend == "numba":
-        from .greedy_kernel import put_down_log_probs  # (imported on first use: it needs numba)
+        from . import greedy_kernel  # (imported on first use: it needs numba)
 
-        return put_down_log_probs(states, rows, hand, action, params, temperature)
-    return _put_down_log_prob(states.take(rows), seat, hand, action, params, temperature, rules, backend)
+        put = rows.size == 0 or states.phase[rows[0]] == 1
+        kernel = greedy_kernel.put_down_log_probs if put else greedy_kernel.take_log_probs
+        return kernel(states, rows, hand, action, params, temperature)
+    return _decision_log_prob(states.take(rows), seat, hand, action, params, temperature, rules, backend)
 
 
-def _put_down_log_prob(before: State, seat: int, hand: np.ndarray, action: np.ndarray, params: GreedyParams,
+def _decision_log_prob(before: State, seat: int, hand: np.ndarray, action: np.ndarray, params: GreedyParams,
                        temperature: float, rules: Rules, backend: str | None = None) -> np.ndarray:
     """float64[r]: log-probability that ``seat``, holding ``hand`` (int[C, r]) in the public
-    states ``before`` (r rows, the seat to put a card down; modified), puts down ``action``
-    under the softmax-greedy model; -inf where the hand lacks cards it was known to hold.
-    On the numba backend (default where installed) compiled
-    (:func:`startups_env.agents.greedy_kernel.put_down_log_probs`): the same to rounding
-    (its softmax sums in another order)."""
+    states ``before`` (r rows, the seat to act, all at a put-down or all at a take;
+    modified), plays ``action`` under the softmax-greedy model, ``P(action) ~ exp(greedy
+    score / temperature)`` over the legal actions; -inf where the hand lacks cards it was
+    known to hold. On the numba backend (default where installed) compiled
+    (:func:`startups_env.agents.greedy_kernel.put_down_log_probs` and ``take_log_probs``):
+    the same to rounding (their softmax sums in another order)."""
     before.hand[seat] = hand
     if resolve_backend(backend) == "numba":
-        from .greedy_kernel import put_down_log_probs  # (imported on first use: it needs numba)
-
-        return put_down_log_probs(before, np.arange(before.batch_size), hand, action, params, temperature)
+        return _logged_log_prob(before, np.arange(before.batch_size), seat, hand, action, params, temperature, rules,
+                                "numba")
     held_known = (hand >= before.known[seat]).all(axis=0)
     mask = Simulator.from_state(before, rules, backend="numpy").legal_mask()  # [r, 19]
     # (in float64: the log-sum of 12 float32 terms would carry float32's rounding into the weights)

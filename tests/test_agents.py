@@ -18,7 +18,7 @@ from startups_env.agents.search import (SearchAgent, WorldPool, _reshuffle_hidde
                            put_down_log_likelihood)
 from startups_env import Rules, Simulator
 from startups_env.core import public_state
-from startups_env.history import History
+from startups_env.history import OLDER, History
 from startups_env.table import Table
 from startups_env.observe import OBS_DIM, observe, views
 from startups_env.rules import COMPANY_SIZES, DECK_SIZE, HAND_SIZE, NUM_ACTIONS, NUM_REMOVED, Action
@@ -515,7 +515,8 @@ def test_play_aec_game_with_every_agent():
 
 def _greedy_games_with_log(players: int, games: int, seed: int, turns: int) -> tuple[Simulator, History, list]:
     """Greedy games played ``turns`` decisions with a put-down log, and every put-down
-    played, as (game, seat, action, state before, take of that turn) in order."""
+    played, as (game, seat, action, state before, take of that turn, state before that
+    take) in order."""
     sim = Simulator(Rules(num_players=players), games, seed=seed)
     greedy = make_agent("greedy")
     log = History(games)
@@ -526,19 +527,22 @@ def _greedy_games_with_log(players: int, games: int, seed: int, turns: int) -> t
         for g in np.flatnonzero(~state.done):
             seat = int(state.current[g])
             if state.phase[g] == 0:
-                takes[(g, seat)] = int(actions[g])
+                takes[(g, seat)] = (int(actions[g]), state.take([g]))
             else:
-                played.append((g, seat, int(actions[g]), state.take([g]), takes[(g, seat)]))
+                played.append((g, seat, int(actions[g]), state.take([g])) + takes[(g, seat)])
         sim.step(actions)
     return sim, log, played
 
 
-def test_put_down_log_keeps_each_seats_last_put_downs_and_nothing_hidden():
-    sim, log, played = _greedy_games_with_log(4, 6, seed=3, turns=30)
+@pytest.mark.parametrize("players, turns", [(4, 60), (3, 84)])  # (at 3 players the older ring wraps)
+def test_put_down_log_keeps_each_seats_last_put_downs_and_nothing_hidden(players, turns):
+    sim, log, played = _greedy_games_with_log(players, 6, seed=3, turns=turns)
     history: dict = {}
-    for g, seat, action, before, take in played:
-        history.setdefault((g, seat), []).append((action, before, take))
+    for g, seat, action, before, take, take_before in played:
+        history.setdefault((g, seat), []).append((action, before, take, take_before))
     assert any(len(past) > 1 for past in history.values())
+    if players == 3:
+        assert max(len(past) for past in history.values()) > OLDER + 2
     for g in range(6):
         row = log.take([g])
         for seat in range(7):
@@ -546,16 +550,24 @@ def test_put_down_log_keeps_each_seats_last_put_downs_and_nothing_hidden():
             if not past:
                 assert row.action[seat, 0] == -1 and row.earlier_action[seat, 0] == -1
                 continue
-            action, before, take = past[-1]
+            action, before, take, take_before = past[-1]
             assert row.action[seat, 0] == action and row.take_action[seat, 0] == take
-            entries = [(row.state, before)]
+            entries = [(row.state.take([seat]), before), (row.take_state.take([seat]), take_before)]
+            # The put-downs before the last two, each in some slot of the seat's ring.
+            older = past[:-2][-OLDER:]
+            slots = np.flatnonzero(row.older_action[:, seat, 0] >= 0)
+            assert slots.size == len(older) and row.older_valid(sim.state.take([g]))[slots, seat, 0].all()
+            by_turn = {int(row.older_state.turn[k * 7 + seat]): k for k in slots}
+            for old_action, old_before, _, _ in older:
+                k = by_turn[int(old_before.turn[0])]
+                assert row.older_action[k, seat, 0] == old_action
+                entries.append((row.older_state.take([k * 7 + seat]), old_before))
             if len(past) > 1:
-                entries.append((row.earlier_state, past[-2][1]))
+                entries.append((row.earlier_state.take([seat]), past[-2][1]))
                 assert row.earlier_action[seat, 0] == past[-2][0] and row.earlier_valid()[seat, 0]
             else:
                 assert row.earlier_action[seat, 0] == -1 and not row.earlier_valid()[seat, 0]
-            for states, truth in entries:
-                logged = states.take([seat])
+            for logged, truth in entries:
                 # The public state just before the put-down: hands reduced to their known cards, no deck.
                 assert np.array_equal(logged.hand, truth.known) and (logged.deck == -1).all()
                 for name in ("portfolio", "known", "coins", "chip", "market_count", "pile_pos", "current", "phase",
@@ -564,7 +576,7 @@ def test_put_down_log_keeps_each_seats_last_put_downs_and_nothing_hidden():
     assert log.valid(sim.state).sum() == len(history)
     log.reset([0])
     assert (log.action[:, 0] == -1).all() and not log.valid(sim.state)[:, 0].any()
-    assert not log.earlier_valid()[:, 0].any()
+    assert not log.earlier_valid()[:, 0].any() and not log.older_valid(sim.state)[:, :, 0].any()
 
 
 def test_put_down_likelihood_prefers_the_true_hands():
@@ -607,13 +619,14 @@ def test_put_down_likelihood_is_the_weight_that_makes_sampled_hands_a_posterior(
     * log P(latest put-down p | hand + p), less log(unknown cards of p's company in hand + p)
       if p was not known to be in hand: the hand before held one more unknown card of that
       company than the sampled one, which the uniform deal makes that much less likely;
-    * with the put-down before (same round), plus the log of the mean, over the cards g of
-      hand + p not known to be there (a drawn card never is; a market take gains its own
-      company only), of P(earlier put-down q | hand + p - g + q), less log(unknown cards of
-      q's company in that hand) if q was not known to be in it.
+    * plus the log of the mean, over the cards g of hand + p not known to be there (a drawn
+      card never is; a market take gains its own company only), of P(the take t of that turn
+      | hand + p - g) times, with the put-down before (same round), P(earlier put-down q |
+      hand + p - g + q), less log(unknown cards of q's company in that hand) if q was not
+      known to be in it.
 
     A world whose hands lack a card known at a put-down weighs 0."""
-    from startups_env.agents.search import _put_down_log_prob
+    from startups_env.agents.search import _decision_log_prob
 
     rules, params, temperature = Rules(num_players=4), GreedyParams(), 0.5
     sim, log, _ = _greedy_games_with_log(4, 40, seed=11, turns=34)
@@ -635,7 +648,7 @@ def test_put_down_likelihood_is_the_weight_that_makes_sampled_hands_a_posterior(
         """Log-probability of the put-down, less log(unknown cards of its company) if hidden."""
         company = (action - Action.KEEP) % 6
         held = states.known[s, company, 0]
-        return (_put_down_log_prob(states.copy(), s, hand, np.array([action]), params, temperature, rules)[0]
+        return (_decision_log_prob(states.copy(), s, hand, np.array([action]), params, temperature, rules)[0]
                 - (np.log(hand[company, 0] - held) if held == 0 else 0.0))
 
     for s, g in pairs:
@@ -648,27 +661,74 @@ def test_put_down_likelihood_is_the_weight_that_makes_sampled_hands_a_posterior(
                                       rules)
         row = s * n + g
         latest, earlier = view.state.take([row]), view.earlier_state.take([row])
+        at_take_state = view.take_state.take([row])
         put, put_before, take = view.action[s, g], view.earlier_action[s, g], view.take_action[s, g]
         for r in range(m):
             hand = worlds.hand[s][:, [r]].astype(np.int64)
             hand[(put - Action.KEEP) % 6] += 1
             want = put_down(latest, s, hand, put)
-            if view.earlier_valid()[s, g]:
-                free = np.maximum(hand[:, 0] - latest.known[s, :, 0], 0)
-                if take != Action.DRAW:
-                    free = np.eye(6, dtype=np.int64)[take - Action.TAKE] * (hand[take - Action.TAKE, 0] > 0)
-                terms = [-np.inf]
-                for c in np.flatnonzero(free):
-                    before = hand.copy()
-                    before[c] -= 1
+            free = np.maximum(hand[:, 0] - latest.known[s, :, 0], 0)
+            if take != Action.DRAW:
+                free = np.eye(6, dtype=np.int64)[take - Action.TAKE] * (hand[take - Action.TAKE, 0] > 0)
+            terms = [-np.inf]
+            for c in np.flatnonzero(free):
+                at_take = hand.copy()
+                at_take[c] -= 1
+                term = np.log(free[c] / free.sum()) + _decision_log_prob(
+                    at_take_state.copy(), s, at_take, np.array([take]), params, temperature, rules)[0]
+                if view.earlier_valid()[s, g]:
+                    before = at_take.copy()
                     before[(put_before - Action.KEEP) % 6] += 1
-                    terms.append(np.log(free[c] / free.sum()) + put_down(earlier, s, before, put_before))
-                want += np.logaddexp.reduce(terms)
+                    term += put_down(earlier, s, before, put_before)
+                terms.append(term)
+            want += np.logaddexp.reduce(terms)
             if np.isfinite(want) or np.isfinite(got[r]):
                 assert np.isclose(got[r], want), (s, g, r, got[r], want)
                 checked += 1
         assert np.isfinite(got[0])  # the true hands are possible
     assert checked >= 100
+
+
+def test_draw_from_pool_draws_what_is_needed_from_the_pool_uniformly():
+    from startups_env.agents.search import _draw_from_pool
+
+    pool = np.array([[3, 0, 5], [0, 2, 5], [1, 2, 5], [0, 0, 5], [2, 0, 5], [0, 0, 5]])  # [C, 3]
+    need = np.array([2, 4, 3])
+    tally = np.zeros((6, 3))
+    rng = np.random.default_rng(0)
+    for _ in range(3000):
+        drawn = _draw_from_pool(pool, need, rng)
+        assert np.array_equal(drawn.sum(axis=0), need) and (drawn <= pool).all() and (drawn >= 0).all()
+        tally += drawn
+    assert np.array_equal(tally[:, 1] / 3000, pool[:, 1])  # the whole pool of 4 drawn
+    assert np.allclose(tally / 3000, pool * need / pool.sum(axis=0), atol=0.05)  # each card as likely
+
+
+def test_older_put_down_evidence_tells_random_players_from_greedy_ones():
+    """The log-odds of the greedy model against the uniform one over each seat's older
+    put-downs: positive for greedy players, negative for random ones, 0 for the viewer and
+    for seats with no older put-down."""
+    from startups_env.agents.search import older_put_down_evidence
+
+    sim = Simulator(Rules(num_players=4), 40, seed=2)
+    bots = [make_agent("greedy"), make_agent("greedy"), make_agent("random", seed=1), make_agent("greedy")]
+    log = History(40)
+    for step in range(64):
+        if step == 6:  # nobody has put down three cards yet
+            early = older_put_down_evidence(log, public_state(sim.state, sim.state.current), sim.state.current,
+                                            GreedyParams(), 0.5, Rules(), np.random.default_rng(0))
+            assert (early == 0).all()
+        sim.step(act_for_seats(sim, bots, history=log))
+    live = np.flatnonzero(~sim.done)
+    viewer = np.zeros(live.size, np.intp)
+    public = public_state(sim.state.take(live), viewer)
+    evidence = older_put_down_evidence(log.take(live), public, viewer, GreedyParams(), 0.5, Rules(),
+                                       np.random.default_rng(0))
+    older = log.take(live).older_valid(public).any(axis=0)  # [7, n]
+    assert (evidence[0] == 0).all() and (evidence[4:] == 0).all() and (evidence[~older] == 0).all()
+    assert older[1:4].all()
+    assert evidence[[1, 3]].mean() > 1.5 and evidence[2].mean() < -1.5
+    assert (evidence[[1, 3]] > 0).mean() > 0.85 and (evidence[2] < 0).mean() > 0.75
 
 
 def test_resample_draws_each_games_count_by_weight():

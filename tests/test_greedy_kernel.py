@@ -158,17 +158,19 @@ for players in (2, 5, 7):
         actions = greedy_kernel.greedy_actions_state(sim.state, mask)
         assert np.array_equal(actions, greedy_actions(state_features(sim.state), mask))
         sim.step(actions)
-        if (sim.state.phase == 1).all() and not sim.done.any():  # the hand-reading weights too
+        if not sim.done.any():  # the hand-reading weights too, at put-downs and at takes
             seat = int(sim.state.current[0])
             at = np.flatnonzero(sim.state.current == seat)
             before = sim.state.take(at)
             hand = before.hand[seat].copy()
-            action = np.full(at.size, 7 + int(np.argmax(hand[:, 0])))
-            got = search._put_down_log_prob(before.copy(), seat, hand, action, GreedyParams(), 0.5, Rules(), "numba")
-            want = search._put_down_log_prob(before, seat, hand, action, GreedyParams(), 0.5, Rules(), "numpy")
+            action = np.full(at.size, 7 + int(np.argmax(hand[:, 0])) if before.phase[0] else 0)
+            if (before.phase != before.phase[0]).any():
+                continue
+            got = search._decision_log_prob(before.copy(), seat, hand, action, GreedyParams(), 0.5, Rules(), "numba")
+            want = search._decision_log_prob(before, seat, hand, action, GreedyParams(), 0.5, Rules(), "numpy")
             assert np.allclose(got, want, rtol=0, atol=1e-9) and np.isfinite(got[0]), (got, want)
             weighed += 1
-assert weighed >= 10, weighed
+assert weighed >= 20, weighed
 print("same")
 """
 
@@ -236,7 +238,7 @@ def test_put_down_log_probs_equal_numpys_for_any_put_down():
         out = np.empty(before.batch_size)
         for s in np.unique(seat):
             at = np.flatnonzero(seat == s)
-            out[at] = search._put_down_log_prob(before.take(at), s, hand[:, at], action[at], GreedyParams(), 0.5,
+            out[at] = search._decision_log_prob(before.take(at), s, hand[:, at], action[at], GreedyParams(), 0.5,
                                                 Rules(num_players=5), backend)
         return out
 
@@ -244,6 +246,34 @@ def test_put_down_log_probs_equal_numpys_for_any_put_down():
     finite = np.isfinite(want)
     assert np.array_equal(np.isfinite(got), finite) and 0.2 < finite.mean() < 0.8
     assert np.allclose(got[finite], want[finite], rtol=0, atol=1e-9)
+
+
+def test_take_log_probs_equal_numpys_for_any_take():
+    """Every take action (a draw and the six market takes, legal or not) in the logged states
+    before the takes, with hands that hold the known cards or not."""
+    sim, log = _logged_greedy_games(4, 12, 9, 40)
+    rows = np.flatnonzero(log.take_action.reshape(-1) >= 0)
+    before = log.take_state.take(np.repeat(rows, 7))
+    assert (before.phase == 0).all()
+    seat = before.current.astype(np.intp)
+    rng = np.random.default_rng(1)
+    hand = rng.integers(0, 2, (6, before.batch_size)).astype(np.int8)
+    action = np.tile(np.arange(7), rows.size)
+
+    def log_probs(backend):
+        out = np.empty(before.batch_size)
+        for s in np.unique(seat):
+            at = np.flatnonzero(seat == s)
+            out[at] = search._decision_log_prob(before.take(at), s, hand[:, at], action[at], GreedyParams(), 0.5,
+                                                Rules(num_players=4), backend)
+        return out
+
+    got, want = log_probs("numba"), log_probs("numpy")
+    finite = np.isfinite(want)
+    assert np.array_equal(np.isfinite(got), finite) and 0.1 < finite.mean() < 0.9
+    assert np.allclose(got[finite], want[finite], rtol=0, atol=1e-9)
+    with pytest.raises(ValueError, match="take decision"):
+        greedy_kernel.take_log_probs(log.state, rows[:1], hand[:, :1], action[:1], GreedyParams(), 0.5)
 
 
 def test_put_down_log_probs_refuses_bad_input():
