@@ -88,7 +88,8 @@ PLAN_FIRST = np.concatenate([np.arange(NUM_ACTIONS), np.repeat(Action.TAKE + np.
 PLAN_SECOND = np.concatenate([np.full(NUM_ACTIONS, -1), np.tile(Action.KEEP + np.arange(PUTS), C)])
 
 
-def determinize(public: State, seat: np.ndarray, count, rng: np.random.Generator) -> State:
+def determinize(public: State, seat: np.ndarray, count, rng: np.random.Generator,
+                backend: str | None = None) -> State:
     """``count`` (an int, or int[n] per game) sampled worlds per game of ``public`` (a
     ``public_state`` of n games seen by ``seat`` int[n]), as one State; game i's worlds
     are consecutive rows, in game order.
@@ -97,6 +98,8 @@ def determinize(public: State, seat: np.ndarray, count, rng: np.random.Generator
     with cards drawn uniformly without replacement from the unseen pool; the remaining
     pool cards are shuffled into the pile (deck positions ``pile_pos``..44) and the
     removed cards (positions 0..4). The seat's own cards and everything public stay.
+    backend: ``"numba"`` deals with :mod:`startups_env.agents.sampling_kernel`, exactly
+    the same cards from the same generator as numpy; None: the fastest installed.
     """
     n = public.batch_size
     seat = np.asarray(seat, np.intp)
@@ -118,12 +121,18 @@ def determinize(public: State, seat: np.ndarray, count, rng: np.random.Generator
     if not np.array_equal(total, need.sum(axis=0) + pile_left + NUM_REMOVED):
         raise ValueError("the unseen pool does not match the hidden hands, pile and removed cards")
 
+    keys = rng.random((m, DECK_SIZE))  # the order of each world's pool cards
+    if resolve_backend(backend) == "numba":
+        from . import sampling_kernel  # (imported on first use: it needs numba)
+
+        sampling_kernel.deal_hidden_cards(keys, pool, need.astype(np.int64), world.pile_pos.astype(np.int64),
+                                          world.hand, world.deck, *sampling_kernel.scratch())
+        return world
     # Each world's pool as a list of company ids (45 slots, padded with C), shuffled so
     # that the padding stays at the end.
     slot = np.arange(DECK_SIZE)
     bounds = np.cumsum(pool, axis=0)  # [C, m]
     cards = (slot[None, None, :] >= bounds.T[:, :, None]).sum(axis=1)  # [m, 45] company of each slot; C = padding
-    keys = rng.random((m, DECK_SIZE))
     keys[cards == C] = 2.0
     cards = np.take_along_axis(cards, np.argsort(keys, axis=1), axis=1)
 
@@ -426,7 +435,8 @@ class SearchAgent(Agent):
                         worlds: np.ndarray, pool: WorldPool | None) -> np.ndarray:
         n = public.batch_size
         # Game i's worlds are consecutive rows.
-        sampled = determinize(public, seat, worlds, self.rng) if pool is None else pool.sample(worlds, self.rng)
+        sampled = (determinize(public, seat, worlds, self.rng, self.backend) if pool is None
+                   else pool.sample(worlds, self.rng, self.backend))
         game_of_world = np.repeat(np.arange(n), worlds)
         cand_game, cand_plan = np.nonzero(candidates)  # every (game, plan) candidate, game-major
         counts = candidates.sum(axis=1)
@@ -455,7 +465,7 @@ class SearchAgent(Agent):
         # As many hypotheses as an early decision's first round draws: late decisions search
         # more worlds (short rollouts), not more distinct hands.
         count = np.minimum(worlds, self.determinizations) * self.inference_oversample
-        drawn = determinize(public, seat, count, self.rng)
+        drawn = determinize(public, seat, count, self.rng, self.backend)
         game = np.repeat(np.arange(public.batch_size), count)
         greedy, uniform = seat_log_likelihoods(drawn, log, game, others, self.greedy, self.inference_temperature,
                                                self.rules, self.backend, takes=self.read_takes)
@@ -600,12 +610,12 @@ class WorldPool:
         belief = None if self.greedy_belief is None else self.greedy_belief[games]
         return WorldPool(self.worlds.take(rows), np.searchsorted(games, self.game[rows]), self.log_weights[rows], belief)
 
-    def sample(self, counts: np.ndarray, rng: np.random.Generator) -> State:
+    def sample(self, counts: np.ndarray, rng: np.random.Generator, backend: str | None = None) -> State:
         """counts[i] worlds of each game i, drawn by weight (systematic resampling), each with
         its pile and removed cards shuffled afresh: a hand hypothesis drawn twice still
         meets two piles."""
         kept = self.worlds.take(_resample(self.log_weights, self.game, counts, rng))
-        _reshuffle_hidden_deck(kept, rng)
+        _reshuffle_hidden_deck(kept, rng, backend)
         return kept
 
 
@@ -776,8 +786,10 @@ def _draw_from_pool(pool: np.ndarray, need: np.ndarray, rng: np.random.Generator
 
 
 def _legal_count(states: State, rows: np.ndarray, rules: Rules, backend: str) -> np.ndarray:
-    """int[r]: how many actions are legal in rows ``rows`` of ``states`` (not changed)."""
-    return Simulator.from_state(states.take(rows), rules, backend=backend).legal_mask().sum(axis=1)
+    """int[r]: how many actions are legal in rows ``rows`` of ``states`` (not changed; rows
+    repeat, one per hypothesis: each distinct one is asked once)."""
+    distinct, where = np.unique(rows, return_inverse=True)
+    return Simulator.from_state(states.take(distinct), rules, backend=backend).legal_mask().sum(axis=1)[where]
 
 
 def _uniform_put_down_log_prob(barred: np.ndarray, known: np.ndarray, hand: np.ndarray) -> np.ndarray:
@@ -868,12 +880,20 @@ def _resample(log_weights: np.ndarray, game: np.ndarray, counts: np.ndarray, rng
     return np.clip(np.searchsorted(position, targets, side="right"), starts[target_game], ends[target_game] - 1)
 
 
-def _reshuffle_hidden_deck(worlds: State, rng: np.random.Generator) -> None:
+def _reshuffle_hidden_deck(worlds: State, rng: np.random.Generator, backend: str | None = None) -> None:
     """Shuffle, in place, each world's hidden deck cards (the removed cards and the pile
-    still to draw) among their own positions."""
+    still to draw) among their own positions (on the numba backend by
+    :mod:`startups_env.agents.sampling_kernel`: the same shuffle of the same keys)."""
+    keys = rng.random((DECK_SIZE, worlds.batch_size))
+    if resolve_backend(backend) == "numba":
+        from . import sampling_kernel  # (imported on first use: it needs numba)
+
+        sampling_kernel.shuffle_hidden_deck(keys, worlds.pile_pos.astype(np.int64), worlds.deck,
+                                            *sampling_kernel.scratch())
+        return
     pos = np.arange(DECK_SIZE)[:, None]
     hidden = queries.hidden_positions(worlds.pile_pos)  # [45, m]
-    order = np.argsort(np.where(hidden, rng.random(hidden.shape), 2.0 + pos), axis=0)  # hidden first, shuffled
+    order = np.argsort(np.where(hidden, keys, 2.0 + pos), axis=0)  # hidden first, shuffled
     places = np.argsort(np.where(hidden, pos, DECK_SIZE + pos), axis=0)  # hidden first, in order
     shuffled = worlds.deck.copy()
     np.put_along_axis(shuffled, places, np.take_along_axis(worlds.deck, order, axis=0), axis=0)

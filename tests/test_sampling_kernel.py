@@ -1,0 +1,63 @@
+"""The search bot's compiled world sampling deals exactly what the numpy one deals."""
+
+from dataclasses import fields
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+from startups_env import Rules, Simulator  # noqa: E402
+from startups_env.agents.search import _reshuffle_hidden_deck, determinize  # noqa: E402
+from startups_env.core import public_state  # noqa: E402
+
+
+def _mid_games(players: int, games: int, seed: int, steps: int) -> Simulator:
+    sim = Simulator(Rules(num_players=players), games, seed=seed)
+    for _ in range(steps):
+        sim.step(sim.random_actions())
+    return sim
+
+
+def _assert_same(a, b):
+    for f in fields(a):
+        assert np.array_equal(getattr(a, f.name), getattr(b, f.name)), f.name
+
+
+@pytest.mark.parametrize("players, steps", [(2, 10), (4, 0), (4, 37), (5, 60), (7, 21)])
+def test_determinize_deals_the_same_worlds_on_both_backends(players, steps):
+    sim = _mid_games(players, 30, seed=players + steps, steps=steps)
+    live = np.flatnonzero(~sim.done)
+    seat = sim.state.current[live].astype(np.intp)
+    public = public_state(sim.state.take(live), seat)
+    count = np.random.default_rng(0).integers(1, 9, live.size)
+    worlds = [determinize(public, seat, count, np.random.default_rng(7), backend) for backend in ("numpy", "numba")]
+    _assert_same(*worlds)
+    assert not np.array_equal(worlds[0].deck, determinize(public, seat, count, np.random.default_rng(8)).deck)
+
+
+@pytest.mark.parametrize("players, steps", [(3, 0), (4, 30), (6, 50)])
+def test_reshuffle_shuffles_the_hidden_deck_alike_on_both_backends(players, steps):
+    sim = _mid_games(players, 40, seed=steps, steps=steps)
+    worlds = [sim.state.take(np.flatnonzero(~sim.done)) for _ in range(2)]
+    for world, backend in zip(worlds, ("numpy", "numba")):
+        _reshuffle_hidden_deck(world, np.random.default_rng(3), backend)
+    _assert_same(*worlds)
+    assert not np.array_equal(worlds[0].deck, sim.state.take(np.flatnonzero(~sim.done)).deck)
+
+
+def test_the_python_source_deals_alike_without_the_compiler():
+    """With NUMBA_DISABLE_JIT=1 the kernels run as the Python they are written in."""
+    from helpers import run_uncompiled
+
+    done = run_uncompiled("""
+import numpy as np
+from test_sampling_kernel import test_determinize_deals_the_same_worlds_on_both_backends as deal
+from test_sampling_kernel import test_reshuffle_shuffles_the_hidden_deck_alike_on_both_backends as shuffle
+from startups_env.agents import sampling_kernel
+assert not hasattr(sampling_kernel.deal_hidden_cards, "py_func")  # plain Python
+deal(4, 37)
+shuffle(4, 30)
+print("same")
+""")
+    assert done.returncode == 0 and done.stdout.strip() == "same", done.stderr[-3000:]
