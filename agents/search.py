@@ -38,12 +38,16 @@ In the round game a rollout stops at the end of the current round and is valued 
 that round's result (rolling out all four rounds would cost four times as much for
 little signal).
 
-**What it assumes about its opponents.** By default (``opponent_model="greedy"``) that
-they play like the greedy bot: its hand reading weighs hands by how well a softmax-greedy
-player explains their put-downs, and its rollouts play them as greedy. Against a style the
-greedy bot does not explain, both are wrong; the ladder (every bot against every style)
-shows what that costs. ``opponent_model="random"`` assumes uniformly random opponents
-instead, and ``"adaptive"`` a per-seat mixture of the two weighed by their put-downs.
+**What it assumes about its opponents.** By default (``opponent_model="adaptive"``) that
+each plays either like the greedy bot (softmax-greedy) or uniformly at random, and it
+weighs the two per opponent from what the table saw: its older put-downs of the round,
+then its last two read with the sampled hands. A greedy-like opponent is read and rolled
+out as greedy; one whose put-downs greedy explains worse than chance is treated more and
+more as random (its put-downs say less about its hand, and it moves at random in the
+rollouts). A style that plays much like greedy (the ladder's hoarder and spoiler) is
+taken for greedy; the ladder (every bot against every style) shows what each assumption
+costs. ``opponent_model="greedy"`` assumes greedy opponents throughout, ``"random"``
+random ones.
 
 Cost: ``python -m startups_env.bench`` prints the seconds per decision at the default
 budget (144 worlds, whole turns with 3 put-downs per take, hands read from the last two
@@ -208,16 +212,16 @@ class SearchAgent(Agent):
             trusts the model more (fewer distinct hands survive).
         read_takes: hand reading also weighs each hypothesis by how likely the take of the
             player's latest turn (a draw, or which market card) was with the hand it implies
-            (False: put-downs only).
+            (default False: put-downs only; measured no stronger, docs/experiments.md).
         inference_oversample: hand hypotheses sampled per world of the first round; they
             are sampled and weighted once per decision, and every round of the search
             draws its worlds from them by weight.
         opponent_model: what the search assumes of the other players, in its rollouts and
-            its hand reading. ``"greedy"`` (default): they play like the greedy bot (their
+            its hand reading. ``"greedy"``: they play like the greedy bot (their
             put-downs are read as a softmax-greedy player's). ``"random"``: uniformly random
             legal moves (the searching seat still plays greedy); a put-down then says
             nothing about its player's hand, so hands are not read (as with
-            ``infer_hands=False``). ``"adaptive"``: each other player is, a priori with
+            ``infer_hands=False``). ``"adaptive"`` (default): each other player is, a priori with
             chance ``greedy_prior``, a softmax-greedy player, else a uniformly random one;
             its put-downs in the history weigh the two (per seat and game, afresh at each
             decision, from the hand hypotheses: the chance of its put-downs under each
@@ -257,8 +261,8 @@ class SearchAgent(Agent):
                  rules: Rules | None = None, max_rollouts: int = 1 << 16, greedy: GreedyParams | None = None,
                  turn_puts: int = 3, halving_width: int = 8, infer_hands: bool = True,
                  inference_temperature: float = 0.5, inference_oversample: int = 6,
-                 opponent_model: str = "greedy", rollout_policy: Agent | None = None, backend: str | None = None,
-                 greedy_prior: float = 0.5, read_takes: bool = True):
+                 opponent_model: str = "adaptive", rollout_policy: Agent | None = None, backend: str | None = None,
+                 greedy_prior: float = 0.5, read_takes: bool = False):
         super().__init__(seed)
         for label, number, low in (("determinizations", determinizations, 1), ("rollouts", rollouts, 1),
                                    ("max_rollouts", max_rollouts, 1), ("halving_rounds", halving_rounds, 0),

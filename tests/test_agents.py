@@ -331,7 +331,7 @@ def test_search_rollout_policy_plays_the_searching_seat_in_the_rollouts():
     world = determinize(public_state(sim.state, seat), seat, 1, np.random.default_rng(0))
     plan = int(sim.legal_mask()[0].argmax())
     policy = _FirstLegal()
-    agent = SearchAgent(seed=1, horizon=0, rollout_policy=policy)
+    agent = SearchAgent(seed=1, horizon=0, rollout_policy=policy, opponent_model="greedy")
     value = agent._rollout(world.copy(), np.array([plan]), seat)
 
     rules = Rules(num_players=4)
@@ -349,7 +349,7 @@ def test_search_rollout_policy_plays_the_searching_seat_in_the_rollouts():
     assert len(shown) > 3
     assert np.array_equal(np.array(policy.seen), np.array(shown))
     assert value == pytest.approx(agent._value(play.state, seat)[0])
-    plain = SearchAgent(seed=1, horizon=0)._rollout(world.copy(), np.array([plan]), seat)
+    plain = SearchAgent(seed=1, horizon=0, opponent_model="greedy")._rollout(world.copy(), np.array([plan]), seat)
     assert plain != pytest.approx(value)  # the own policy changed the game
 
 

@@ -51,7 +51,7 @@ def test_fused_rollouts_equal_the_numpy_ones(players, horizon):
         rules = Rules(num_players=players, rounds=rounds)
         values = []
         for backend in ("numpy", "numba"):
-            bot = SearchAgent(seed=5, backend=backend, horizon=horizon, rules=rules)
+            bot = SearchAgent(seed=5, backend=backend, horizon=horizon, rules=rules, opponent_model="greedy")
             values.append(bot._rollout(worlds.copy(), plans, mover))
         np.testing.assert_array_equal(values[0], values[1], err_msg=f"{players} players, {rounds} rounds, "
                                       f"{steps} steps, horizon {horizon}")
@@ -65,9 +65,9 @@ def test_the_threaded_rollout_agrees(monkeypatch):
 
     worlds, plans, mover = worlds_and_plans(5, 1, 21, 16)
     rules = Rules(num_players=5)
-    serial = SearchAgent(seed=5, rules=rules)._rollout(worlds.copy(), plans, mover)
+    serial = SearchAgent(seed=5, rules=rules, opponent_model="greedy")._rollout(worlds.copy(), plans, mover)
     monkeypatch.setattr(kernels, "PARALLEL_FROM", 1)
-    threaded = SearchAgent(seed=5, rules=rules)._rollout(worlds.copy(), plans, mover)
+    threaded = SearchAgent(seed=5, rules=rules, opponent_model="greedy")._rollout(worlds.copy(), plans, mover)
     np.testing.assert_array_equal(serial, threaded)
 
 
@@ -125,7 +125,7 @@ def test_the_rollout_source_agrees_uncompiled():
                          "w, p, m = t.worlds_and_plans(3, 1, 4, 12, per_game=2); "
                          "import numpy as np; from startups_env.agents.search import SearchAgent; "
                          "from startups_env import Rules; r = Rules(num_players=3); "
-                         "v = [SearchAgent(seed=1, backend=b, rules=r)._rollout(w.copy(), p, m) "
+                         "v = [SearchAgent(seed=1, backend=b, rules=r, opponent_model='greedy')._rollout(w.copy(), p, m) "
                          "for b in ('numpy', 'numba')]; "
                          "assert np.array_equal(*v); print('agree')")
     assert out.returncode == 0, out.stderr[-3000:]
