@@ -469,8 +469,16 @@ class Simulator:
         return np.broadcast_to(arr, (self.batch_size,)).astype(np.int8)
 
     def _start_rounds(self, games: np.ndarray, decks: np.ndarray, starters: np.ndarray) -> None:
-        """Deal a fresh round in the given games from decks int8[n, 45]."""
+        """Deal a fresh round in the given games from decks int8[n, 45] (on the compiled
+        backend by ``kernels.deal_rounds``, one game at a time)."""
         s = self.state
+        if self._kernels is not None:
+            self._kernels.deal_rounds(np.ascontiguousarray(games, np.intp), np.ascontiguousarray(decks, np.int8),
+                                      np.ascontiguousarray(starters, np.int8), s.deck, s.hand, s.portfolio, s.known,
+                                      s.coins, s.chip, s.market_count, s.market_head, s.market_paid, s.market_coins,
+                                      s.num_players, s.pile_pos, s.current, s.phase, s.barred, s.turn)
+            self._mask_cache = None
+            return
         n_players = s.num_players[games].astype(np.intp)
         # Flat offsets of rows 0..44 of the dealt games: the first P * C address a [P, C, B]
         # array, the first P a [P, B] one, the first C a [C, B] one. (Writing columns through

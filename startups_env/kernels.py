@@ -7,10 +7,11 @@ scalar code that reads like the rulebook (docs/rules.md), and loop over the game
 numba's threads from ``PARALLEL_FROM`` games on). ``Simulator(..., backend="numba")`` runs
 on them; the tests prove the two backends equal state for state (tests/test_kernels.py).
 
-What is compiled: the legal mask, the uniform legal sampler, the take / put-down step and
-the scoring of a finished round. The rest of the end of a round (the round game's chips,
-the next deal, rewards, auto-reset) happens in a few games per step and stays in core's
-numpy code, shared by both backends.
+What is compiled: the legal mask, the uniform legal sampler, the take / put-down step, the
+scoring of a finished round and the deal of a round from a shuffled deck. The rest of the
+end of a round (the round game's chips, rewards, the shuffling, which draws from the
+simulator's generator) happens in a few games per step and stays in core's numpy code,
+shared by both backends.
 
 The kernels take the State's arrays by their State names (``hand[p, c, g]`` is seat p's
 hand cards of company c in game g) and change them in place; compiled callers that need
@@ -32,9 +33,10 @@ from dataclasses import fields
 import numba
 import numpy as np
 
-from . import queries
+from . import queries, rules
 from .core import State
-from .rules import DECK_SIZE, MAX_PLAYERS, NUM_ACTIONS, NUM_COMPANIES, PUT_PHASE, TAKE_PHASE, Action
+from .rules import (DECK_SIZE, HAND_SIZE, MAX_PLAYERS, NUM_ACTIONS, NUM_COMPANIES, NUM_REMOVED, PUT_PHASE,
+                    STARTING_COINS, TAKE_PHASE, Action)
 
 
 
@@ -71,7 +73,7 @@ def forget_stale_cache(module_file: str, *sources: str) -> None:
         pass
 
 
-forget_stale_cache(__file__, queries.__file__)
+forget_stale_cache(__file__, queries.__file__, rules.__file__)
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
 SLOTS = queries.SLOTS
@@ -121,6 +123,7 @@ PARALLEL_FROM = 4096  # games per batch from which the step runs on numba's thre
 # The element-wise rules of queries, compiled as they are: one home for each.
 card_coins = _inline(queries.card_coins)
 takes_chip = _inline(queries.takes_chip)
+pile_start = _inline(rules.pile_start)
 
 # Every kernel takes the arrays it reads or writes as separate arguments, in State's names:
 # numba passes a named tuple of arrays by value, and reading fields of one inside the loop
@@ -358,3 +361,38 @@ def score_rounds(games, hand, portfolio, coins, current, num_players, scores, th
     """Score the finished rounds of the listed games (:func:`score_round_game`)."""
     for g in games:
         score_round_game(g, hand, portfolio, coins, current, num_players, scores, threes, ranks)
+
+
+@_jit
+def deal_rounds(games, decks, starters, deck, hand, portfolio, known, coins, chip, market_count, market_head,
+                market_paid, market_coins, num_players, pile_pos, current, phase, barred, turn):
+    """Deal a fresh round in each listed game g = games[i] from ``decks[i]`` (int8[45], the
+    canonical order: the removed cards, the seats' hands, the pile), seat ``starters[i]`` to
+    begin (core's ``_start_rounds``): every seated player gets its hand and the starting
+    coins; portfolios, known cards, chips and the market are cleared. (The market's stamps
+    are left as they are: a card entering the market writes its own.)"""
+    for i in range(games.shape[0]):
+        g = games[i]
+        n = num_players[g]
+        for pos in range(DECK_SIZE):
+            deck[pos, g] = decks[i, pos]
+        for p in range(P):
+            for c in range(C):
+                hand[p, c, g] = 0
+                portfolio[p, c, g] = 0
+                known[p, c, g] = 0
+            coins[p, g] = STARTING_COINS if p < n else 0
+        for p in range(n):
+            for k in range(HAND_SIZE):
+                hand[p, decks[i, NUM_REMOVED + HAND_SIZE * p + k], g] += 1
+        for c in range(C):
+            chip[c, g] = NO_ONE
+            market_count[c, g] = 0
+            market_head[c, g] = 0
+            market_paid[c, g] = 0
+            market_coins[c, g] = 0
+        pile_pos[g] = pile_start(n)
+        current[g] = starters[i]
+        phase[g] = TAKE_PHASE
+        barred[g] = NO_ONE
+        turn[g] = 0
