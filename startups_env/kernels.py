@@ -371,26 +371,34 @@ def deal_rounds(games, decks, starters, deck, hand, portfolio, known, coins, chi
     begin (core's ``_start_rounds``): every seated player gets its hand and the starting
     coins; portfolios, known cards, chips and the market are cleared. (The market's stamps
     are left as they are: a card entering the market writes its own.)"""
-    for i in range(games.shape[0]):
-        g = games[i]
-        n = num_players[g]
-        for pos in range(DECK_SIZE):
-            deck[pos, g] = decks[i, pos]
-        for p in range(P):
-            for c in range(C):
+    # Row by row, game by game within a row: the dealt games' entries of a row are near one
+    # another in memory, where one game's entries are a row apart.
+    for pos in range(DECK_SIZE):
+        for i in range(games.shape[0]):
+            deck[pos, games[i]] = decks[i, pos]
+    for p in range(P):
+        for c in range(C):
+            for i in range(games.shape[0]):
+                g = games[i]
                 hand[p, c, g] = 0
                 portfolio[p, c, g] = 0
                 known[p, c, g] = 0
-            coins[p, g] = STARTING_COINS if p < n else 0
-        for p in range(n):
-            for k in range(HAND_SIZE):
-                hand[p, decks[i, NUM_REMOVED + HAND_SIZE * p + k], g] += 1
-        for c in range(C):
+        for i in range(games.shape[0]):
+            coins[p, games[i]] = STARTING_COINS if p < num_players[games[i]] else 0
+    for c in range(C):
+        for i in range(games.shape[0]):
+            g = games[i]
             chip[c, g] = NO_ONE
             market_count[c, g] = 0
             market_head[c, g] = 0
             market_paid[c, g] = 0
             market_coins[c, g] = 0
+    for i in range(games.shape[0]):
+        g = games[i]
+        n = num_players[g]
+        for p in range(n):
+            for k in range(HAND_SIZE):
+                hand[p, decks[i, NUM_REMOVED + HAND_SIZE * p + k], g] += 1
         pile_pos[g] = pile_start(n)
         current[g] = starters[i]
         phase[g] = TAKE_PHASE
