@@ -6,7 +6,7 @@ same evaluation is written for one game at a time, reading the State's arrays di
 for compiled callers: a rollout kernel that plays whole games with the greedy policy
 (:func:`greedy_scores_game` is its building block), the batch wrappers
 :func:`greedy_scores_state` and :func:`greedy_actions_state`, and the search bot's hand
-reading (:func:`put_down_log_probs`).
+reading (:func:`decision_log_probs`).
 
 **Equal, not close.** The tests prove the scores equal to the numpy greedy's bit for bit
 (and so the actions equal) on many thousand states of random and greedy games at every
@@ -344,50 +344,58 @@ def greedy_actions_state(state: State, mask: np.ndarray | None = None,
 
 # ----------------------------------------------------------------------------- hand reading
 @_inline
-def put_down_log_prob_game(s, g, hands, column, action, params, temperature, scores):
-    """float64: the log-probability that the player to act in game g, at a put-down decision
-    and holding ``hands[0, :, column]`` (int[1, C, K]), puts down ``action`` under the search
-    bot's model of the other players (the greedy bot with softmax noise: ``P(put-down) ~
-    exp(greedy score / temperature)`` over its legal put-downs); -inf where that hand lacks a
-    card its player was known to hold. ``scores``: float32[19] of scratch. Allocates
-    nothing. (search._decision_log_prob for one game.)"""
+def decision_log_prob_game(s, g, hands, column, action, params, temperature, scores, legal):
+    """float64: the log-probability that the player to act in game g, holding ``hands[0, :,
+    column]`` (int[1, C, K]), plays ``action`` at its decision there (a take or a put-down)
+    under the search bot's model of the other players: the greedy bot with softmax noise,
+    ``P(action) ~ exp(greedy score / temperature)`` over its legal actions; -inf where that
+    hand lacks a card its player was known to hold, or the action is not legal.
+    ``scores`` float32[19], ``legal`` bool[19]: scratch. Allocates nothing.
+    (search._decision_log_prob for one game.)"""
     seat = s.current[g]
     for c in range(C):
         if hands[0, c, column] < s.known[seat, c, g]:
             return -np.inf
     _scores(s, g, hands, 0, column, params, scores)
-    barred = s.barred[g]
-    # The legal put-downs: any hand card face up, or into the market unless just taken from it.
-    top = -np.inf
+    # The legal actions (kernels.legal_game, with the hand held here): at a take, a draw the
+    # player can pay for or a market card of a company whose chip it lacks; at a put-down,
+    # any hand card face up, or into the market unless just taken from it.
+    put = s.phase[g] == PUT_PHASE
+    legal[DRAW] = not put and s.coins[seat, g] >= kernels.draw_cost(g, seat, s.chip, s.market_count)
     for c in range(C):
-        if hands[0, c, column] > 0:
-            top = max(top, np.float64(scores[KEEP + c]) / temperature)
-            if c != barred:
-                top = max(top, np.float64(scores[MARKET + c]) / temperature)
-    company = (action - KEEP) % C
-    if not (top > -np.inf and KEEP <= action < NUM_ACTIONS and hands[0, company, column] > 0
-            and not (action >= MARKET and company == barred)):
+        held = hands[0, c, column] > 0
+        legal[TAKE + c] = not put and s.market_count[c, g] > 0 and s.chip[c, g] != seat
+        legal[KEEP + c] = put and held
+        legal[MARKET + c] = put and held and c != s.barred[g]
+    top = -np.inf
+    for a in range(NUM_ACTIONS):
+        if legal[a]:
+            top = max(top, np.float64(scores[a]) / temperature)
+    if not (top > -np.inf and 0 <= action < NUM_ACTIONS and legal[action]):
         return -np.inf
     total = 0.0  # the softmax's denominator, relative to its largest term
-    for c in range(C):
-        if hands[0, c, column] > 0:
-            total += np.exp(np.float64(scores[KEEP + c]) / temperature - top)
-            if c != barred:
-                total += np.exp(np.float64(scores[MARKET + c]) / temperature - top)
+    for a in range(NUM_ACTIONS):
+        if legal[a]:
+            total += np.exp(np.float64(scores[a]) / temperature - top)
     chosen = np.float64(scores[action]) / temperature - (top + np.log(total))
     return chosen if np.isfinite(chosen) else -np.inf
 
 
 @_batch
-def _put_down_log_probs(s, games, hands, action, params, temperature, scores, out):
+def _decision_log_probs(s, games, hands, action, params, temperature, scores, legal, out):
     for i in range(out.shape[0]):
-        out[i] = put_down_log_prob_game(s, games[i], hands, i, action[i], params, temperature, scores)
+        out[i] = decision_log_prob_game(s, games[i], hands, i, action[i], params, temperature, scores, legal)
 
 
-def _checked_decisions(states: State, games, hand, action, temperature: float, phase: int):
-    """The arguments of :func:`put_down_log_probs` / :func:`take_log_probs` as their kernels
-    take them (games intp[r], hand int64[1, C, r], action int64[r]), or a ValueError naming
-    the one that is wrong; ``phase``: the decision every game must be running at."""
+def decision_log_probs(states: State, games: np.ndarray, hand: np.ndarray, action: np.ndarray, params: GreedyParams,
+                       temperature: float) -> np.ndarray:
+    """float64[r]: for r decisions, the log-probability that the player to act in game
+    ``games[i]`` of ``states`` (a running game; all r at a take, or all at a put-down),
+    holding ``hand[:, i]`` (int[C, r], in place of its hand there), plays ``action[i]``
+    under the softmax-greedy model at ``temperature``; -inf where that hand lacks a card its
+    player was known to hold, or the action is not legal (:func:`decision_log_prob_game`).
+    ``states`` is read, not changed (games may repeat: one decision weighed with several
+    hands)."""
     games, action = np.asarray(games), np.asarray(action)
     r = games.shape[0] if games.ndim == 1 else -1
     if r < 0 or games.dtype.kind not in "iu" or (r and (games.min() < 0 or games.max() >= states.batch_size)):
@@ -398,75 +406,13 @@ def _checked_decisions(states: State, games, hand, action, temperature: float, p
         raise ValueError(f"hand must be int[{C}, {r}], got {hand.dtype}{list(hand.shape)}")
     if action.shape != (r,) or action.dtype.kind not in "iu":
         raise ValueError(f"action must be int[{r}], got {action.dtype}{list(action.shape)}")
-    if not (states.phase[games] == phase).all() or states.done[games].any():
-        raise ValueError(f"every game must be running at a {('take', 'put-down')[phase]} decision")
+    phase = states.phase[games]
+    if states.done[games].any() or (r and (phase != phase[0]).any()):
+        raise ValueError("every game must be running, all at a take decision or all at a put-down")
     if not temperature > 0:
         raise ValueError(f"temperature must be positive, got {temperature!r}")
-    return games.astype(np.intp), hand.astype(np.int64)[None], action.astype(np.int64)
-
-
-def put_down_log_probs(states: State, games: np.ndarray, hand: np.ndarray, action: np.ndarray, params: GreedyParams,
-                       temperature: float) -> np.ndarray:
-    """float64[r]: for r put-down decisions, the log-probability that the player to act in
-    game ``games[i]`` of ``states`` (a running game at a put-down), holding ``hand[:, i]``
-    (int[C, r], in place of its hand there), puts down ``action[i]`` under the
-    softmax-greedy model at ``temperature``; -inf where that hand lacks a card its player
-    was known to hold (:func:`put_down_log_prob_game`). ``states`` is read, not changed
-    (games may repeat: one decision weighed with several hands)."""
-    games, hand, action = _checked_decisions(states, games, hand, action, temperature, PUT_PHASE)
-    out = np.empty(games.size, np.float64)
-    _put_down_log_probs(arrays(states), games, hand, action, kernel_params(params), float(temperature),
-                        np.empty(NUM_ACTIONS, np.float32), out)
-    return out
-
-
-@_inline
-def take_log_prob_game(s, g, hands, column, action, params, temperature, scores):
-    """float64: the log-probability that the player to act in game g, at a take decision and
-    holding ``hands[0, :, column]`` (int[1, C, K]), takes ``action`` (a draw or a market
-    take) under the softmax-greedy model, ``P(take) ~ exp(greedy score / temperature)`` over
-    its legal takes; -inf where that hand lacks a card its player was known to hold, or the
-    take is not legal. ``scores``: float32[19] of scratch. Allocates nothing."""
-    seat = s.current[g]
-    for c in range(C):
-        if hands[0, c, column] < s.known[seat, c, g]:
-            return -np.inf
-    _scores(s, g, hands, 0, column, params, scores)
-    # The legal takes (kernels.legal_game): a draw the player can pay for, a market card of a
-    # company whose chip it lacks.
-    draw_legal = s.coins[seat, g] >= kernels.draw_cost(g, seat, s.chip, s.market_count)
-    top = np.float64(scores[DRAW]) / temperature if draw_legal else -np.inf
-    for c in range(C):
-        if s.market_count[c, g] > 0 and s.chip[c, g] != seat:
-            top = max(top, np.float64(scores[TAKE + c]) / temperature)
-    if action == DRAW:
-        legal = draw_legal
-    else:
-        legal = TAKE <= action < KEEP and s.market_count[action - TAKE, g] > 0 and s.chip[action - TAKE, g] != seat
-    if not (legal and top > -np.inf):
-        return -np.inf
-    total = np.exp(np.float64(scores[DRAW]) / temperature - top) if draw_legal else 0.0
-    for c in range(C):
-        if s.market_count[c, g] > 0 and s.chip[c, g] != seat:
-            total += np.exp(np.float64(scores[TAKE + c]) / temperature - top)
-    chosen = np.float64(scores[action]) / temperature - (top + np.log(total))
-    return chosen if np.isfinite(chosen) else -np.inf
-
-
-@_batch
-def _take_log_probs(s, games, hands, action, params, temperature, scores, out):
-    for i in range(out.shape[0]):
-        out[i] = take_log_prob_game(s, games[i], hands, i, action[i], params, temperature, scores)
-
-
-def take_log_probs(states: State, games: np.ndarray, hand: np.ndarray, action: np.ndarray, params: GreedyParams,
-                   temperature: float) -> np.ndarray:
-    """float64[r]: :func:`put_down_log_probs` for take decisions: the log-probability that
-    the player to act in game ``games[i]`` of ``states`` (a running game at a take), holding
-    ``hand[:, i]``, takes ``action[i]`` under the softmax-greedy model
-    (:func:`take_log_prob_game`). ``states`` is read, not changed."""
-    games, hand, action = _checked_decisions(states, games, hand, action, temperature, 0)
-    out = np.empty(games.size, np.float64)
-    _take_log_probs(arrays(states), games, hand, action, kernel_params(params), float(temperature),
-                    np.empty(NUM_ACTIONS, np.float32), out)
+    out = np.empty(r, np.float64)
+    _decision_log_probs(arrays(states), games.astype(np.intp), hand.astype(np.int64)[None], action.astype(np.int64),
+                        kernel_params(params), float(temperature), np.empty(NUM_ACTIONS, np.float32),
+                        np.empty(NUM_ACTIONS, np.bool_), out)
     return out

@@ -833,11 +833,9 @@ def _logged_log_prob(states: State, rows: np.ndarray, seat: int, hand: np.ndarra
     ``states`` (a History's log, not changed; every row at the same phase); the compiled
     backend reads them in place."""
     if backend == "numba":
-        from . import greedy_kernel  # (imported on first use: it needs numba)
+        from .greedy_kernel import decision_log_probs  # (imported on first use: it needs numba)
 
-        put = rows.size == 0 or states.phase[rows[0]] == 1
-        kernel = greedy_kernel.put_down_log_probs if put else greedy_kernel.take_log_probs
-        return kernel(states, rows, hand, action, params, temperature)
+        return decision_log_probs(states, rows, hand, action, params, temperature)
     return _decision_log_prob(states.take(rows), seat, hand, action, params, temperature, rules, backend)
 
 
@@ -848,7 +846,7 @@ def _decision_log_prob(before: State, seat: int, hand: np.ndarray, action: np.nd
     modified), plays ``action`` under the softmax-greedy model, ``P(action) ~ exp(greedy
     score / temperature)`` over the legal actions; -inf where the hand lacks cards it was
     known to hold. On the numba backend (default where installed) compiled
-    (:func:`startups_env.agents.greedy_kernel.put_down_log_probs` and ``take_log_probs``):
+    (:func:`startups_env.agents.greedy_kernel.decision_log_probs`):
     the same to rounding (their softmax sums in another order)."""
     before.hand[seat] = hand
     if resolve_backend(backend) == "numba":

@@ -223,64 +223,45 @@ def test_hand_reading_weights_equal_the_numpy_ones(players, seed, turns, tempera
     assert finite[:n].all() and (~finite).sum() >= 2 and (reference[finite] < 0).sum() > 10 * n
 
 
-def test_put_down_log_probs_equal_numpys_for_any_put_down():
-    """Every put-down action in logged states, legal or not, with hands that hold the known
-    cards or not."""
-    sim, log = _logged_greedy_games(5, 12, 7, 40)
-    rows = np.flatnonzero(log.action.reshape(-1) >= 0)
-    before = log.state.take(np.repeat(rows, 12))
+@pytest.mark.parametrize("decision", ["put-down", "take"])
+def test_decision_log_probs_equal_numpys_for_any_action(decision):
+    """Every action of the decision (the 12 put-downs, or the draw and the six market takes),
+    legal or not, in logged states before it, with hands that hold the known cards or not."""
+    put = decision == "put-down"
+    sim, log = _logged_greedy_games(5 if put else 4, 12, 7 if put else 9, 40)
+    logged, ids = (log.state, np.arange(7, 19)) if put else (log.take_state, np.arange(7))
+    rows = np.flatnonzero((log.action if put else log.take_action).reshape(-1) >= 0)
+    before = logged.take(np.repeat(rows, ids.size))
+    assert (before.phase == put).all()
     seat = before.current.astype(np.intp)
     rng = np.random.default_rng(0)
-    hand = rng.integers(0, 3, (6, before.batch_size)).astype(np.int8)
-    action = np.tile(np.arange(7, 19), rows.size)
+    hand = rng.integers(0, 3 if put else 2, (6, before.batch_size)).astype(np.int8)
+    action = np.tile(ids, rows.size)
 
     def log_probs(backend):
         out = np.empty(before.batch_size)
         for s in np.unique(seat):
             at = np.flatnonzero(seat == s)
             out[at] = search._decision_log_prob(before.take(at), s, hand[:, at], action[at], GreedyParams(), 0.5,
-                                                Rules(num_players=5), backend)
-        return out
-
-    got, want = log_probs("numba"), log_probs("numpy")
-    finite = np.isfinite(want)
-    assert np.array_equal(np.isfinite(got), finite) and 0.2 < finite.mean() < 0.8
-    assert np.allclose(got[finite], want[finite], rtol=0, atol=1e-9)
-
-
-def test_take_log_probs_equal_numpys_for_any_take():
-    """Every take action (a draw and the six market takes, legal or not) in the logged states
-    before the takes, with hands that hold the known cards or not."""
-    sim, log = _logged_greedy_games(4, 12, 9, 40)
-    rows = np.flatnonzero(log.take_action.reshape(-1) >= 0)
-    before = log.take_state.take(np.repeat(rows, 7))
-    assert (before.phase == 0).all()
-    seat = before.current.astype(np.intp)
-    rng = np.random.default_rng(1)
-    hand = rng.integers(0, 2, (6, before.batch_size)).astype(np.int8)
-    action = np.tile(np.arange(7), rows.size)
-
-    def log_probs(backend):
-        out = np.empty(before.batch_size)
-        for s in np.unique(seat):
-            at = np.flatnonzero(seat == s)
-            out[at] = search._decision_log_prob(before.take(at), s, hand[:, at], action[at], GreedyParams(), 0.5,
-                                                Rules(num_players=4), backend)
+                                                Rules(num_players=5 if put else 4), backend)
         return out
 
     got, want = log_probs("numba"), log_probs("numpy")
     finite = np.isfinite(want)
     assert np.array_equal(np.isfinite(got), finite) and 0.1 < finite.mean() < 0.9
     assert np.allclose(got[finite], want[finite], rtol=0, atol=1e-9)
-    with pytest.raises(ValueError, match="take decision"):
-        greedy_kernel.take_log_probs(log.state, rows[:1], hand[:, :1], action[:1], GreedyParams(), 0.5)
 
 
-def test_put_down_log_probs_refuses_bad_input():
+def test_decision_log_probs_refuses_bad_input():
     sim = Simulator(batch_size=2, seed=0)
     hand, games = sim.state.hand[0], np.array([0, 1])
-    with pytest.raises(ValueError, match="put-down decision"):  # take decisions
-        greedy_kernel.put_down_log_probs(sim.state, games, hand, np.array([7, 8]), GreedyParams(), 0.5)
+    # At take decisions a put-down is not legal; a draw is.
+    at_take = greedy_kernel.decision_log_probs(sim.state, games, hand, np.array([7, 0]), GreedyParams(), 0.5)
+    assert at_take[0] == -np.inf and np.isfinite(at_take[1])
+    mixed = Simulator(batch_size=2, seed=0)
+    mixed.step(np.zeros(2, np.int64), active=np.array([True, False]))  # game 0 at a put-down, game 1 at a take
+    with pytest.raises(ValueError, match="all at a take decision or all at a put-down"):
+        greedy_kernel.decision_log_probs(mixed.state, games, hand, np.array([7, 0]), GreedyParams(), 0.5)
     sim.step(np.zeros(2, np.int64))  # draws: now put-downs
     hand = sim.state.hand[0]
     before = sim.state.copy()
@@ -290,7 +271,7 @@ def test_put_down_log_probs_refuses_bad_input():
         args = dict(states=sim.state, games=games, hand=hand, action=np.array([7, 8]), params=GreedyParams(),
                     temperature=0.5) | bad
         with pytest.raises(ValueError, match=match):
-            greedy_kernel.put_down_log_probs(**args)
-    assert np.isfinite(greedy_kernel.put_down_log_probs(sim.state, games, hand + 1, np.array([7, 8]), GreedyParams(),
+            greedy_kernel.decision_log_probs(**args)
+    assert np.isfinite(greedy_kernel.decision_log_probs(sim.state, games, hand + 1, np.array([7, 8]), GreedyParams(),
                                                         0.5)).all()
     assert all(np.array_equal(getattr(before, f.name), getattr(sim.state, f.name)) for f in fields(State))
