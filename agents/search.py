@@ -13,8 +13,8 @@ For each decision with more than one legal action the bot
    (public for a market take; for a draw, any card of that hand not publicly known to be
    there) plus the card it put down the turn before. Each sampled world thus says what
    those hands were, and is weighted by how likely a greedy player with softmax noise
-   would have been to put down those cards from them, and to make the take of its latest
-   turn (``read_takes``) (:func:`put_down_log_likelihood`,
+   would have been to put down those cards from them (with ``read_takes``, also to make
+   the take of its latest turn) (:func:`put_down_log_likelihood`,
    corrected for the uniform deal of the sampled hands, so that the weighted worlds are a
    posterior); the search draws its worlds by these weights from ``inference_oversample``
    times as many samples;
@@ -51,8 +51,8 @@ random ones.
 
 Cost: ``python -m startups_env.bench`` prints the seconds per decision at the default
 budget (144 worlds, whole turns with 3 put-downs per take, hands read from the last two
-put-downs and the take between them) on each backend. Its strength against the other bots, and what each part of
-the search (hand reading, budget, whole turns, opponent model, rollout policy, backend)
+put-downs, the adaptive opponent model) on each backend. Its strength against the other
+bots, and what each part of the search (hand reading, budget, whole turns, opponent model, rollout policy, backend)
 was measured to be worth, is logged in the repository's docs/experiments.md.
 
 All rollouts of all games the bot is asked to move in (a whole arena batch) run in one
@@ -625,17 +625,19 @@ class WorldPool:
 
 def put_down_log_likelihood(worlds: State, log: History, game: np.ndarray, seats: np.ndarray,
                             params: GreedyParams, temperature: float, rules: Rules,
-                            backend: str | None = None) -> np.ndarray:
+                            backend: str | None = None, takes: bool = False) -> np.ndarray:
     """float[m]: log-likelihood of each sampled world (row r a world of game ``game[r]``
-    of ``log``) under a model of the other players: each put down cards like the greedy bot
-    with softmax noise, ``P(action) ~ exp(greedy score / temperature)``; the sum over the
-    seats of :func:`seat_log_likelihoods`' greedy part (which says how)."""
-    return seat_log_likelihoods(worlds, log, game, seats, params, temperature, rules, backend)[0].sum(axis=0)
+    of ``log``) under a model of the other players: each put down cards (and, with
+    ``takes``, takes them) like the greedy bot with softmax noise, ``P(action) ~ exp(greedy
+    score / temperature)``; the sum over the seats of :func:`seat_log_likelihoods`' greedy
+    part (which says how)."""
+    return seat_log_likelihoods(worlds, log, game, seats, params, temperature, rules, backend,
+                                takes)[0].sum(axis=0)
 
 
 def seat_log_likelihoods(worlds: State, log: History, game: np.ndarray, seats: np.ndarray,
                          params: GreedyParams, temperature: float, rules: Rules,
-                         backend: str | None = None, takes: bool = True) -> tuple[np.ndarray, np.ndarray]:
+                         backend: str | None = None, takes: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(greedy, uniform), each float[7, m]: per seat, the log-likelihood of each sampled
     world (row r a world of game ``game[r]`` of ``log``) under two models of that seat's
     put-downs: like the greedy bot with softmax noise, ``P(action) ~ exp(greedy score /

@@ -611,7 +611,8 @@ def test_put_down_likelihood_prefers_the_true_hands():
                                        Rules(num_players=4))[0] == -np.inf
 
 
-def test_put_down_likelihood_is_the_weight_that_makes_sampled_hands_a_posterior():
+@pytest.mark.parametrize("takes", [False, True])
+def test_put_down_likelihood_is_the_weight_that_makes_sampled_hands_a_posterior(takes):
     """The weight of a sampled world (the other hands dealt uniformly from the unseen pool,
     as the player sees it now) for one other seat's latest put-downs, so that the weighted
     worlds follow the posterior of a softmax-greedy player:
@@ -621,9 +622,9 @@ def test_put_down_likelihood_is_the_weight_that_makes_sampled_hands_a_posterior(
       company than the sampled one, which the uniform deal makes that much less likely;
     * plus the log of the mean, over the cards g of hand + p not known to be there (a drawn
       card never is; a market take gains its own company only), of P(the take t of that turn
-      | hand + p - g) times, with the put-down before (same round), P(earlier put-down q |
-      hand + p - g + q), less log(unknown cards of q's company in that hand) if q was not
-      known to be in it.
+      | hand + p - g) (with ``takes``; else 1) times, with the put-down before (same round),
+      P(earlier put-down q | hand + p - g + q), less log(unknown cards of q's company in
+      that hand) if q was not known to be in it.
 
     A world whose hands lack a card known at a put-down weighs 0."""
     from startups_env.agents.search import _decision_log_prob
@@ -658,7 +659,7 @@ def test_put_down_likelihood_is_the_weight_that_makes_sampled_hands_a_posterior(
         only = np.zeros((7, 1), bool)
         only[s] = True
         got = put_down_log_likelihood(worlds, view.take([g]), np.zeros(m, np.intp), only, params, temperature,
-                                      rules)
+                                      rules, takes=takes)
         row = s * n + g
         latest, earlier = view.state.take([row]), view.earlier_state.take([row])
         at_take_state = view.take_state.take([row])
@@ -674,8 +675,10 @@ def test_put_down_likelihood_is_the_weight_that_makes_sampled_hands_a_posterior(
             for c in np.flatnonzero(free):
                 at_take = hand.copy()
                 at_take[c] -= 1
-                term = np.log(free[c] / free.sum()) + _decision_log_prob(
-                    at_take_state.copy(), s, at_take, np.array([take]), params, temperature, rules)[0]
+                term = np.log(free[c] / free.sum())
+                if takes:
+                    term += _decision_log_prob(at_take_state.copy(), s, at_take, np.array([take]), params,
+                                               temperature, rules)[0]
                 if view.earlier_valid()[s, g]:
                     before = at_take.copy()
                     before[(put_before - Action.KEEP) % 6] += 1

@@ -194,7 +194,8 @@ def _logged_greedy_games(players: int, games: int, seed: int, turns: int) -> tup
 
 @pytest.mark.parametrize("players, seed, turns, temperature",
                          [(4, 5, 40, 0.25), (4, 11, 34, 0.5), (3, 2, 30, 0.5), (6, 4, 50, 1.0), (2, 3, 20, 0.5)])
-def test_hand_reading_weights_equal_the_numpy_ones(players, seed, turns, temperature):
+@pytest.mark.parametrize("takes", [False, True])
+def test_hand_reading_weights_equal_the_numpy_ones(players, seed, turns, temperature, takes):
     """put_down_log_likelihood compiled and in numpy (the scenarios of the search bot's tests:
     the true hands, sampled ones, and hands that lack cards known to be held): the same
     log-likelihoods up to rounding, as the compiled softmax sums its terms in another order
@@ -215,8 +216,8 @@ def test_hand_reading_weights_equal_the_numpy_ones(players, seed, turns, tempera
     n = live.size
     game = np.concatenate([np.arange(n), np.repeat(np.arange(n), 20), np.arange(n)])
     rules, params = Rules(num_players=players), GreedyParams()
-    compiled = put_down_log_likelihood(worlds, view, game, others, params, temperature, rules)  # (the default)
-    reference = put_down_log_likelihood(worlds, view, game, others, params, temperature, rules, backend="numpy")
+    compiled, reference = ([put_down_log_likelihood(worlds, view, game, others, params, temperature, rules,
+                                                    backend, takes=takes) for backend in (None, "numpy")])  # (None: numba)
     finite = np.isfinite(reference)
     assert np.array_equal(np.isfinite(compiled), finite) and (compiled[~finite] == -np.inf).all()
     assert np.allclose(compiled[finite], reference[finite], rtol=0, atol=1e-9)
