@@ -124,6 +124,7 @@ PARALLEL_FROM = 4096  # games per batch from which the step runs on numba's thre
 card_coins = _inline(queries.card_coins)
 takes_chip = _inline(queries.takes_chip)
 pile_start = _inline(rules.pile_start)
+relative_seat = _inline(queries.relative_seat)
 
 # Every kernel takes the arrays it reads or writes as separate arguments, in State's names:
 # numba passes a named tuple of arrays by value, and reading fields of one inside the loop
@@ -347,11 +348,10 @@ def score_round_game(g, hand, portfolio, coins, current, num_players, scores, th
         scores[p, g] += 3 * threes[p, g]
     last = current[g]
     for p in range(n):
-        recency = (last - p) % n
-        key = (np.int64(scores[p, g]) * 10_000 + np.int64(threes[p, g]) * 10) - recency
+        key = (np.int64(scores[p, g]) * 10_000 + np.int64(threes[p, g]) * 10) - relative_seat(last, p, n)
         rank = 0
         for q in range(n):
-            other = (np.int64(scores[q, g]) * 10_000 + np.int64(threes[q, g]) * 10) - (last - q) % n
+            other = (np.int64(scores[q, g]) * 10_000 + np.int64(threes[q, g]) * 10) - relative_seat(last, q, n)
             rank += other > key
         ranks[p, g] = rank
 

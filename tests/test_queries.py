@@ -352,7 +352,7 @@ def _keep_step():
 
 def _rewards(scheme):
     def setup():
-        sim = Simulator(Rules(reward=scheme), 8, seed=1)
+        sim = Simulator(Rules(reward=scheme), 8, seed=1, backend="numpy")  # (numba scores in its kernels)
         actions = []  # the games' moves, replayed in the call under test
         while not sim.done.all():
             actions.append(sim.random_actions())
@@ -390,12 +390,12 @@ def _privileged():
 def _determinize():
     s = _mid_game().state
     public = public_state(s, s.current)
-    return lambda: determinize(public, s.current, 2, np.random.default_rng(0))
+    return lambda: determinize(public, s.current, 2, np.random.default_rng(0), backend="numpy")
 
 
 def _world_pool():
     pool = WorldPool(_mid_game().state, np.arange(24), np.zeros(24))
-    return lambda: pool.sample(np.ones(24, np.int64), np.random.default_rng(0))
+    return lambda: pool.sample(np.ones(24, np.int64), np.random.default_rng(0), backend="numpy")
 
 
 def _search_worlds():
