@@ -132,13 +132,8 @@ def determinize(public: State, seat: np.ndarray, count, rng: np.random.Generator
         sampling_kernel.deal_hidden_cards(keys, pool, need.astype(np.int64), world.pile_pos.astype(np.int64),
                                           world.hand, world.deck, *sampling_kernel.scratch())
         return world
-    # Each world's pool as a list of company ids (45 slots, padded with C), shuffled so
-    # that the padding stays at the end.
+    cards = _shuffled_pool(pool, keys)
     slot = np.arange(DECK_SIZE)
-    bounds = np.cumsum(pool, axis=0)  # [C, m]
-    cards = (slot[None, None, :] >= bounds.T[:, :, None]).sum(axis=1)  # [m, 45] company of each slot; C = padding
-    keys[cards == C] = 2.0
-    cards = np.take_along_axis(cards, np.argsort(keys, axis=1), axis=1)
 
     # The first sum(need) cards go to the hands in seat order.
     hand_bounds = np.cumsum(need, axis=0)  # [P, m]
@@ -751,10 +746,10 @@ def older_put_down_evidence(log: History, public: State, viewer: np.ndarray, par
     rows = np.repeat((slot * P + seat) * n + game, hands)  # rows of log.older_state, `hands` samples each
     seat_of_row = np.repeat(seat, hands)
     states = log.older_state
-    action = log.older_action.reshape(-1)[np.repeat((slot * P + seat) * n + game, hands)]
+    action = log.older_action.reshape(-1)[rows]  # (its flat index is the state's row)
     company = (action - Action.KEEP) % C
     column = np.arange(rows.size)
-    known = states.hand.reshape(P, C, -1)[seat_of_row, :, rows].T.astype(np.int64)  # [C, r] (public: hand = known)
+    known = states.hand[seat_of_row, :, rows].T.astype(np.int64)  # [C, r] (public: hand = known)
     put_known = known[company, column] > 0
     hand = known.copy()
     hand[company, column] += ~put_known  # an unknown put-down card was one of the hidden ones
@@ -776,17 +771,22 @@ def older_put_down_evidence(log: History, public: State, viewer: np.ndarray, par
     return evidence
 
 
+def _shuffled_pool(pool: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """int[m, 45]: each column's pool (``pool`` int[C, m], counts per company) as a list of
+    company ids in the order of ``keys`` (float[m, 45] in [0, 1): slot k of the list by
+    company has key ``keys[i, k]``; changed), padded with C at the end."""
+    bounds = np.cumsum(pool, axis=0)  # [C, m]
+    cards = (np.arange(DECK_SIZE)[None, None, :] >= bounds.T[:, :, None]).sum(axis=1)  # [m, 45]; C = padding
+    keys[cards == C] = 2.0
+    return np.take_along_axis(cards, np.argsort(keys, axis=1), axis=1)
+
+
 def _draw_from_pool(pool: np.ndarray, need: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """int64[C, r]: need[i] cards drawn uniformly without replacement from the cards
     ``pool[:, i]`` (counts per company), as counts per company."""
     r = need.size
-    slot = np.arange(DECK_SIZE)
-    bounds = np.cumsum(pool, axis=0)  # [C, r]
-    cards = (slot[None, None, :] >= bounds.T[:, :, None]).sum(axis=1)  # [r, 45] company of each slot; C = padding
-    keys = np.where(cards == C, 2.0, rng.random((r, DECK_SIZE)))
-    order = np.argsort(keys, axis=1)
-    drawn = np.take_along_axis(cards, order, axis=1)
-    chosen = np.where(slot[None, :] < need[:, None], drawn, C)
+    drawn = _shuffled_pool(pool, rng.random((r, DECK_SIZE)))
+    chosen = np.where(np.arange(DECK_SIZE)[None, :] < need[:, None], drawn, C)
     flat = (np.arange(r)[:, None] * (C + 1) + chosen).reshape(-1)
     return np.bincount(flat, minlength=r * (C + 1)).reshape(r, C + 1)[:, :C].T.astype(np.int64)
 
