@@ -64,6 +64,7 @@ bot only samples hidden cards and reads results.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 import numpy as np
 
@@ -93,7 +94,7 @@ PLAN_SECOND = np.concatenate([np.full(NUM_ACTIONS, -1), np.tile(Action.KEEP + np
 
 
 def determinize(public: State, seat: np.ndarray, count, rng: np.random.Generator,
-                backend: str | None = None) -> State:
+                backend: str | None = None, hands: np.ndarray | None = None) -> State:
     """``count`` (an int, or int[n] per game) sampled worlds per game of ``public`` (a
     ``public_state`` of n games seen by ``seat`` int[n]), as one State; game i's worlds
     are consecutive rows, in game order.
@@ -104,6 +105,9 @@ def determinize(public: State, seat: np.ndarray, count, rng: np.random.Generator
     removed cards (positions 0..4). The seat's own cards and everything public stay.
     backend: ``"numba"`` deals with :mod:`startups_env.agents.sampling_kernel`, exactly
     the same cards from the same generator as numpy; None: the fastest installed.
+    hands: int[7, C, m] (m the number of worlds), hidden hand cards chosen by the caller
+    (e.g. drawn from a posterior, :func:`sample_hands`): they are added to each world's
+    hands first and leave the pool; only what they leave open is dealt at random.
     """
     n = public.batch_size
     seat = np.asarray(seat, np.intp)
@@ -117,6 +121,13 @@ def determinize(public: State, seat: np.ndarray, count, rng: np.random.Generator
     players = world.num_players.astype(np.intp)
     seats = np.arange(P)[:, None]
     others = (seats != who[None, :]) & (seats < players[None, :])  # [P, m]
+    if hands is not None:
+        if hands.shape != (P, C, m) or (hands < 0).any() or hands.transpose(0, 2, 1)[~others].any():
+            raise ValueError(f"hands must be int[{P}, {C}, {m}] non-negative counts for the other seated seats")
+        world.hand += hands.astype(np.int8)
+        pool -= hands.sum(axis=0)
+        if (pool < 0).any():
+            raise ValueError("hands hold more cards of a company than the unseen pool")
     need = np.where(others, HAND_SIZE - world.hand.sum(axis=1, dtype=np.int64), 0)  # [P, m] unknown hand cards
     if (need < 0).any():
         raise ValueError("a public hand holds more known cards than a hand can")
@@ -455,35 +466,68 @@ class SearchAgent(Agent):
     def _hand_hypotheses(self, public: State, seat: np.ndarray, worlds: np.ndarray,
                          log: History) -> WorldPool | None:
         """The worlds a decision's search draws from when the table's put-downs are known:
-        ``inference_oversample`` times the first round's worlds, sampled once per decision,
-        each weighted by how likely it makes the other players' latest put-downs (see
-        :func:`put_down_log_likelihood`). None where no other player has put a card down."""
-        others = log.valid(public) & (np.arange(P)[:, None] != seat[None, :])
-        if not others.any():
+        ``inference_oversample`` times the first round's worlds, sampled once per decision
+        from the other seats' posteriors. None where no other player has put a card down.
+
+        Each other seat's hidden hand cards are read exactly: every composition they can
+        have (at most 56) is weighed by its deal (the hypergeometric chance from the unseen
+        pool) times the chance of the seat's latest put-downs under the opponent model (see
+        :func:`seat_log_likelihoods`). Each world draws every seat's hand from its own
+        posterior and is weighted by how the joint deal of those hands differs from the
+        product of their separate deals (:func:`sample_hands`; 0 where they need more cards
+        of a company than there are), so that the weighted worlds follow the joint posterior."""
+        logged = log.valid(public) & (np.arange(P)[:, None] != seat[None, :])
+        if not logged.any():
             return None
         # As many hypotheses as an early decision's first round draws: late decisions search
         # more worlds (short rollouts), not more distinct hands.
         count = np.minimum(worlds, self.determinizations) * self.inference_oversample
-        drawn = determinize(public, seat, count, self.rng, self.backend)
-        game = np.repeat(np.arange(public.batch_size), count)
-        greedy, uniform = seat_log_likelihoods(drawn, log, game, others, self.greedy, self.inference_temperature,
-                                               self.rules, self.backend, takes=self.read_takes)
-        if self.opponent_model != "adaptive":
-            return WorldPool(drawn, game, greedy.sum(axis=0))
-        # A seat's older put-downs (before the two read with the hands) shift its prior.
-        prior_odds = np.log(self.greedy_prior) - np.log1p(-self.greedy_prior)
-        prior_odds = prior_odds + older_put_down_evidence(log, public, seat, self.greedy, self.inference_temperature,
-                                                          self.rules, self.rng, backend=self.backend)  # [P, n]
-        prior, other = -np.logaddexp(0.0, -prior_odds), -np.logaddexp(0.0, prior_odds)  # log P(greedy), log P(not)
-        weights = np.logaddexp(prior[:, game] + greedy, other[:, game] + uniform).sum(axis=0)
-        # Each seat's evidence: its put-downs' chance under each model, averaged over the
-        # hypotheses (drawn from the uniform deal, so the mean is the model's likelihood).
-        starts = np.flatnonzero(np.r_[True, game[1:] != game[:-1]])
-        per_model = [np.logaddexp.reduceat(x, starts, axis=1) for x in (greedy, uniform)]  # [P, n]
-        log_odds = prior_odds + per_model[0] - per_model[1]  # greedy against random, per seat and game
-        log_odds = np.where(np.isnan(log_odds), prior_odds, log_odds)  # (no hypothesis possible: the prior)
-        belief = np.where(others, 1.0 / (1.0 + np.exp(-np.clip(log_odds, -700, 700))), self.greedy_prior).T
-        return WorldPool(drawn, game, weights, belief)
+        need = hidden_hand_counts(public, seat)  # [P, n]
+        pool = queries.unseen(public, seat).astype(np.int64)  # [C, n]
+        log_deal, posterior, belief = self._hand_posteriors(public, seat, log, logged, need, pool)
+        hands, log_weights = sample_hands(posterior, log_deal, need, pool, count, self.rng)
+        drawn = determinize(public, seat, count, self.rng, self.backend, hands=hands)
+        return WorldPool(drawn, np.repeat(np.arange(public.batch_size), count), log_weights, belief)
+
+    def _hand_posteriors(self, public: State, seat: np.ndarray, log: History, logged: np.ndarray,
+                         need: np.ndarray, pool: np.ndarray):
+        """(log_deal, posterior, belief) of the other seats' hidden hand cards in the n games
+        of ``public``: ``log_deal`` and ``posterior`` float[7, n, 56], each composition's
+        (``COMPOSITIONS[need]``) log-chance by its deal from ``pool`` alone and by deal and
+        put-downs (unnormalized); ``belief`` float[n, 7], the adaptive model's chance that
+        each seat plays greedy (None under the other models)."""
+        n = public.batch_size
+        probe_game = np.repeat(np.arange(n), MAX_COMPOSITIONS)
+        probe = public.take(probe_game)
+        slot = np.tile(np.arange(MAX_COMPOSITIONS), n)
+        log_deal = np.full((P, probe_game.size), -np.inf)
+        for s in range(int(public.num_players.max())):  # (0 hidden cards: the one empty composition)
+            size = need[s, probe_game]
+            composition = COMPOSITIONS[size, slot]  # [m, C]
+            probe.hand[s] += composition.T.astype(np.int8)
+            log_deal[s] = np.where(COMPOSITION_VALID[size, slot],
+                                   _log_deal(pool[:, probe_game].T, composition, size), -np.inf)
+        greedy, uniform = seat_log_likelihoods(probe, log, probe_game, logged, self.greedy,
+                                               self.inference_temperature, self.rules, self.backend,
+                                               takes=self.read_takes)
+        belief = None
+        if self.opponent_model == "adaptive":
+            # A seat's older put-downs (before the two read with the hands) shift its prior.
+            prior_odds = np.log(self.greedy_prior) - np.log1p(-self.greedy_prior)
+            prior_odds = prior_odds + older_put_down_evidence(log, public, seat, self.greedy,
+                                                              self.inference_temperature, self.rules, self.rng,
+                                                              backend=self.backend)  # [P, n]
+            prior, other = -np.logaddexp(0.0, -prior_odds), -np.logaddexp(0.0, prior_odds)  # log P(greedy), P(not)
+            likelihood = np.logaddexp(prior[:, probe_game] + greedy, other[:, probe_game] + uniform)
+            # Each seat's evidence: its put-downs' chance under each model over its deal.
+            per_model = [_game_logsumexp(log_deal + x, n) for x in (greedy, uniform)]  # [P, n]
+            log_odds = prior_odds + per_model[0] - per_model[1]
+            log_odds = np.where(np.isnan(log_odds), prior_odds, log_odds)  # (no composition possible: the prior)
+            belief = np.where(logged, 1.0 / (1.0 + np.exp(-np.clip(log_odds, -700, 700))), self.greedy_prior).T
+        else:
+            likelihood = greedy
+        log_deal = log_deal.reshape(P, n, MAX_COMPOSITIONS)
+        return log_deal, log_deal + likelihood.reshape(P, n, MAX_COMPOSITIONS), belief
 
     def _rollout(self, state: State, plans: np.ndarray, mover: np.ndarray,
                  chance: np.ndarray | None = None) -> np.ndarray:
@@ -769,6 +813,98 @@ def older_put_down_evidence(log: History, public: State, viewer: np.ndarray, par
     # A put-down the greedy model all but rules out counts as a bounded amount of evidence.
     np.add.at(evidence, (seat, game), np.maximum(ratio, -MAX_PUT_DOWN_EVIDENCE))
     return evidence
+
+
+def _compositions() -> tuple[np.ndarray, np.ndarray]:
+    """(int[4, 56, C], bool[4, 56]): for k = 0..HAND_SIZE hidden cards, every way to hold
+    k cards of the C companies (counts per company), padded with the first one."""
+    rows = []
+    for k in range(HAND_SIZE + 1):
+        counts = [np.bincount(combo, minlength=C)
+                  for combo in itertools.combinations_with_replacement(range(C), k)]
+        rows.append(np.array(counts, np.int64).reshape(-1, C))
+    width = max(len(r) for r in rows)
+    table = np.stack([np.concatenate([r, np.repeat(r[:1], width - len(r), axis=0)]) for r in rows])
+    valid = np.stack([np.arange(width) < len(r) for r in rows])
+    return table, valid
+
+
+COMPOSITIONS, COMPOSITION_VALID = _compositions()
+MAX_COMPOSITIONS = COMPOSITIONS.shape[1]  # 56: three cards of six companies
+_LOG_FACTORIAL = np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, DECK_SIZE + 1)))])
+
+
+def hidden_hand_counts(public: State, seat: np.ndarray) -> np.ndarray:
+    """int64[7, n]: how many cards of each other seated player's hand ``seat`` (int[n])
+    cannot see in ``public`` (a public state: hands hold their known cards); 0 for the seat
+    itself and the empty seats."""
+    seats = np.arange(P)[:, None]
+    others = (seats != seat[None, :]) & (seats < public.num_players[None, :])
+    return np.where(others, HAND_SIZE - public.hand.sum(axis=1, dtype=np.int64), 0)
+
+
+def _log_choose(n: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """log C(n, k), element-wise; -inf where k > n or either is negative."""
+    ok = (k >= 0) & (k <= n)
+    n, k = np.where(ok, n, 0), np.where(ok, k, 0)
+    return np.where(ok, _LOG_FACTORIAL[n] - _LOG_FACTORIAL[k] - _LOG_FACTORIAL[n - k], -np.inf)
+
+
+def _log_deal(pool: np.ndarray, composition: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """float[m]: the log-chance that ``size`` (int[m]) cards dealt uniformly from ``pool``
+    (int[m, C], counts per company) are ``composition`` (int[m, C]): hypergeometric."""
+    return _log_choose(pool, composition).sum(axis=1) - _log_choose(pool.sum(axis=1), size)
+
+
+def _game_logsumexp(values: np.ndarray, n: int) -> np.ndarray:
+    """float[7, n]: log-sum-exp of ``values`` (float[7, n * MAX_COMPOSITIONS]) over each
+    game's compositions (nan where all are -inf)."""
+    grouped = values.reshape(P, n, MAX_COMPOSITIONS)
+    top = grouped.max(axis=2)
+    with np.errstate(invalid="ignore"):
+        return top + np.log(np.exp(grouped - top[:, :, None]).sum(axis=2))
+
+
+def sample_hands(posterior: np.ndarray, log_deal: np.ndarray, need: np.ndarray, pool: np.ndarray,
+                 count: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Hidden hands for ``count[i]`` (int[n]) worlds of each game i, and their log-weights.
+
+    posterior: float[7, n, 56], each seat's unnormalized log-chance of each composition of
+    its ``need`` (int[7, n]) hidden cards (``COMPOSITIONS[need]``); log_deal: the same
+    shape, the log-chance of its deal alone; pool: int[C, n], the unseen cards. Each world draws every seat's hand from the seat's own posterior; the
+    seats' hands are dealt from one pool, so the world's log-weight is the log-ratio of
+    their joint deal to the product of their separate deals (-inf where together they
+    need more cards of a company than the pool holds), which makes the weighted worlds
+    follow the joint posterior. A seat whose every composition has chance 0 (its record is
+    impossible under the model) is drawn from its deal alone.
+    Returns (int64[7, C, m], float[m]) with m = count.sum(), game i's worlds consecutive."""
+    n = count.size
+    game = np.repeat(np.arange(n), count)
+    m = game.size
+    hands = np.zeros((P, C, m), np.int64)
+    log_separate = np.zeros(m)
+    pool_w = pool[:, game].T  # [m, C]
+    for s in np.flatnonzero(need.any(axis=1)):
+        size = need[s]
+        stuck = ~np.isfinite(posterior[s].max(axis=1))
+        log_p = np.where(stuck[:, None], log_deal[s], posterior[s])
+        p = np.exp(log_p - log_p.max(axis=1, keepdims=True))
+        cumulative = np.cumsum(p / p.sum(axis=1, keepdims=True), axis=1)
+        choice = (cumulative[game] < rng.random(m)[:, None]).sum(axis=1)
+        choice = np.minimum(choice, MAX_COMPOSITIONS - 1)
+        composition = COMPOSITIONS[size[game], choice]  # [m, C]
+        hands[s] = composition.T
+        log_separate += _log_deal(pool_w, composition, size[game])
+    total = hands.sum(axis=0).T  # [m, C] all hidden hand cards
+    log_joint = (_LOG_FACTORIAL[pool_w].sum(axis=1)
+                 - _LOG_FACTORIAL[hands].sum(axis=(0, 1))
+                 - np.where(pool_w >= total, _LOG_FACTORIAL[np.maximum(pool_w - total, 0)], np.inf).sum(axis=1))
+    pool_total, sizes = pool_w.sum(axis=1), need[:, game]
+    log_joint -= (_LOG_FACTORIAL[pool_total] - _LOG_FACTORIAL[sizes].sum(axis=0)
+                  - _LOG_FACTORIAL[np.maximum(pool_total - sizes.sum(axis=0), 0)])
+    feasible = (pool_w >= total).all(axis=1)
+    hands[:, :, ~feasible] = 0  # (dealt at random instead; their weight is 0)
+    return hands, np.where(feasible, log_joint - log_separate, -np.inf)
 
 
 def _shuffled_pool(pool: np.ndarray, keys: np.ndarray) -> np.ndarray:
