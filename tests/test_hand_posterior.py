@@ -150,3 +150,37 @@ def test_enumerated_hand_reading_agrees_with_weighted_uniform_deals(model, monke
     assert np.abs(means[0] - means[1]).max() < 0.2  # (Monte-Carlo error up to about 0.1; a flat prior: 0.34+)
     if model == "adaptive":
         assert np.abs(readings[0][3] - readings[1][3]).max() < 0.1
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_determinize_deals_around_the_hands_it_is_given(backend):
+    """determinize(hands=...) adds the given hidden cards to the other hands and deals only
+    the rest of the unseen cards (into the pile and the removed cards); given hands that
+    the pool cannot hold, or hands for the seat itself, are refused."""
+    if backend == "numba":
+        pytest.importorskip("numba")
+    sim, log, _ = _greedy_games_with_log(4, 4, seed=2, turns=12)
+    state = sim.state
+    seat = state.current.astype(np.intp)
+    public = public_state(state, seat)
+    need = hidden_hand_counts(public, seat)
+    hands = np.zeros((MAX_PLAYERS, C, 4), np.int64)
+    hands[:, :, :] = (state.hand - state.known)  # the true hidden cards
+    hands[seat, :, np.arange(4)] = 0
+    hands[4:] = 0
+    assert np.array_equal(hands.sum(axis=1), need)
+    worlds = determinize(public, seat, 1, np.random.default_rng(0), backend, hands=hands)
+    assert np.array_equal(worlds.hand, state.hand)
+    counts = [np.bincount(worlds.deck[worlds.deck[:, g] >= 0, g], minlength=C) for g in range(4)]
+    truth = [np.bincount(state.deck[(np.arange(45) < 5) | (np.arange(45) >= state.pile_pos[g]), g], minlength=C)
+             for g in range(4)]
+    assert np.array_equal(counts, truth)  # the hidden deck holds exactly the cards no hand does
+    too_many = hands.copy()
+    too_many[:, :, 0] = 0
+    too_many[(seat[0] + 1) % 4, :, 0] = 10
+    with pytest.raises(ValueError, match="more cards of a company than the unseen pool"):
+        determinize(public, seat, 1, np.random.default_rng(0), "numpy", hands=too_many)
+    own = hands.copy()
+    own[seat[1], 0, 1] = 1
+    with pytest.raises(ValueError, match="other seated seats"):
+        determinize(public, seat, 1, np.random.default_rng(0), "numpy", hands=own)
