@@ -2,22 +2,23 @@
 
 For each decision with more than one legal action the bot
 
-1. samples worlds consistent with what its player has seen (:func:`determinize`): from
-   the public state, each other player's hand keeps its publicly known cards and is
-   filled up to its size from the pool of cards the player cannot see
-   (``State.unseen``), uniformly; the rest of the pool is shuffled into the pile and the
-   removed cards. From the table's put-downs (the :class:`~startups_env.history.History`
-   every driver keeps for it; everyone sees them), it then *reads the other players'
-   hands*: a player who has not moved since its last put-down held its present hand plus
-   the card it put down, and before that, its hand then less the card its take gained
-   (public for a market take; for a draw, any card of that hand not publicly known to be
-   there) plus the card it put down the turn before. Each sampled world thus says what
-   those hands were, and is weighted by how likely a greedy player with softmax noise
-   would have been to put down those cards from them (with ``read_takes``, also to make
-   the take of its latest turn) (:func:`put_down_log_likelihood`,
-   corrected for the uniform deal of the sampled hands, so that the weighted worlds are a
-   posterior); the search draws its worlds by these weights from ``inference_oversample``
-   times as many samples;
+1. samples worlds consistent with what its player has seen: from the public state, each
+   other player's hand keeps its publicly known cards and the rest of it is hidden; the
+   pile and the removed cards are the cards the player cannot see (``State.unseen``)
+   that no hand holds, shuffled (:func:`determinize`). From the table's put-downs (the
+   :class:`~startups_env.history.History` every driver keeps for it; everyone sees them),
+   it *reads the other players' hands*: a player who has not moved since its last
+   put-down held its present hand plus the card it put down, and before that, its hand
+   then less the card its take gained (public for a market take; for a draw, any card
+   of that hand not publicly known to be there) plus the card it put down the turn
+   before. Every way the player's hidden cards can be made up (at most 56) is weighed by
+   its chance in a uniform deal from the unseen cards times how likely a greedy player
+   with softmax noise would have been to put down those cards (with ``read_takes``, also
+   to make the take of its latest turn) (:func:`seat_log_likelihoods`): an exact
+   posterior per player. Each world draws every hand from its player's posterior, and is
+   weighted by how the joint deal of the hands differs from their separate deals
+   (:func:`sample_hands`); the search draws its worlds by these weights from
+   ``inference_oversample`` times as many;
 2. plays each candidate in every world (common random numbers: all candidates of a
    decision face the same worlds), then rolls the game out to the end with the
    ``greedy`` bot playing every seat, each from its own observation of the sampled world
@@ -219,9 +220,9 @@ class SearchAgent(Agent):
         read_takes: hand reading also weighs each hypothesis by how likely the take of the
             player's latest turn (a draw, or which market card) was with the hand it implies
             (default False: put-downs only; measured no stronger, docs/experiments.md).
-        inference_oversample: hand hypotheses sampled per world of the first round; they
-            are sampled and weighted once per decision, and every round of the search
-            draws its worlds from them by weight.
+        inference_oversample: worlds drawn from the hand posteriors per world of the first
+            round; they are drawn and weighted once per decision, and every round of the
+            search draws its worlds from them by weight.
         opponent_model: what the search assumes of the other players, in its rollouts and
             its hand reading. ``"greedy"``: they play like the greedy bot (their
             put-downs are read as a softmax-greedy player's). ``"random"``: uniformly random
@@ -230,8 +231,8 @@ class SearchAgent(Agent):
             ``infer_hands=False``). ``"adaptive"`` (default): each other player is, a priori with
             chance ``greedy_prior``, a softmax-greedy player, else a uniformly random one;
             its put-downs in the history weigh the two (per seat and game, afresh at each
-            decision, from the hand hypotheses: the chance of its put-downs under each
-            model), the hands are read under that mixture, and in the rollouts the seat
+            decision: the chance of its put-downs under each model, over every hand it
+            can hold), the hands are read under that mixture, and in the rollouts the seat
             makes a uniformly random move with the chance that it is not greedy. The
             seat's older put-downs of the round (``History.older_state``) shift its prior
             first (:func:`older_put_down_evidence`: they are read without the present
