@@ -32,6 +32,15 @@ table size.
 ``--workers N`` / ``--ray-address ADDR`` play each arena run's shards on Ray workers (one
 Ray instance for the whole ladder); the same seed gives the same ladder for every count of
 workers (:mod:`startups_env.distributed`, docs/distributed.md).
+
+``--resume DIR`` makes a long ladder survive its process: each pairing's arena result is
+saved in DIR (JSON, written atomically) as soon as it is played, and a later run with the
+same DIR loads the pairings saved there instead of playing them, so it prints and writes
+what an uninterrupted run would (the loaded pairings' wall and decision times are the
+stored ones). A file is found by everything that decides its result (table size, hero,
+opponent, games, seed, rounds, turn cap, shard size); one that cannot be read or holds
+another pairing is an error before any game is played. The files do not record the bots'
+code: use a new DIR after changing a bot.
 """
 
 from __future__ import annotations
@@ -39,16 +48,21 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
+import dataclasses
+import hashlib
 import io
 import json
+import os
+import re
 import sys
 
 import numpy as np
 
 from startups_env.distributed import Workers, add_worker_arguments, workers_from_args
 from startups_env.files import atomic_write
+from startups_env.rules import Rules
 
-from .arena import check_output_path, run_arena
+from .arena import SHARD_GAMES, ArenaResult, check_output_path, run_arena
 from .ratings import format_rating, rate
 from .registry import parse_agent_spec, split_names
 
@@ -68,51 +82,39 @@ PAIRINGS = matrix_pairings(HEROES, STYLES)
 
 
 def run_ladder(players: list[int], games: int, search_games: int, seed: int, progress: bool = False,
-               pairings=PAIRINGS, workers: int | Workers | None = None, ray_address: str | None = None) -> dict:
+               pairings=PAIRINGS, workers: int | Workers | None = None, ray_address: str | None = None,
+               resume: str | None = None) -> dict:
     """Play the pairings at each table size. Returns ``{"pairings": [row, ...], "ratings":
     [row, ...], "matrix": [table, ...]}``: one row per pairing played, one per bot and table
     size (the joint fit of that size's games), and one :func:`ladder_matrix` table per
     table size; each is also printed as it is done.
 
     workers, ray_address: where each arena run's shards are played (see
-    :func:`startups_env.agents.arena.run_arena`); one Ray instance serves every pairing."""
+    :func:`startups_env.agents.arena.run_arena`); one Ray instance serves every pairing.
+    resume: a folder (made if missing) where each pairing's ArenaResult is saved as soon
+        as it is played (:func:`save_pairing`); pairings already saved there are loaded
+        instead, with their stored wall and decision times, so the returned ladder is
+        that of an uninterrupted run. Every file needed is checked before any game: one
+        that cannot be read or holds another pairing is a ValueError."""
+    if resume is not None:
+        problem = check_output_path(os.path.join(resume, "pairing.json"))
+        if problem:
+            raise ValueError(f"resume folder {resume}: {problem}")
     pool = workers if isinstance(workers, Workers) else Workers(workers, ray_address)
     with pool if pool is not workers else contextlib.nullcontext():
-        return _run_ladder(players, games, search_games, seed, progress, pairings, pool)
+        return _run_ladder(players, games, search_games, seed, progress, pairings, pool, resume)
 
 
-def _run_ladder(players, games, search_games, seed, progress, pairings, pool: Workers) -> dict:
+def _run_ladder(players, games, search_games, seed, progress, pairings, pool: Workers, resume) -> dict:
+    keys = {n: pairing_keys(n, pairings, games, search_games, seed, pool.sharded) for n in players}
+    saved = _load_saved(resume, [key for n in keys for key in keys[n]]) if resume is not None else {}
     rows, ladder, matrices = [], [], []
     for n in players:
         played = []  # (names of the entries, arena result) of this table size
-        for hero, opponent in pairings:
-            count = search_games if _is_search(hero) or _is_search(opponent) else games
-            if count <= 0:
-                continue
-            result = run_arena([hero] + [opponent] * (n - 1), n, count, seed=seed, progress=progress, rate=False,
-                               workers=pool)
-            played.append(([hero] + [opponent] * (n - 1), result))
-            stats = result.entry_stats()[0]
-            # Entry 0 is the hero (role 0), the N-1 copies of the opponent share role 1.
-            ratings = rate(result.ranks, entries=[0] + [1] * (n - 1), groups=result.deals,
-                           seed=np.random.SeedSequence(seed, spawn_key=(n + 1,)))
-            points, lo, hi = ratings.difference(0, 1)
-            row = {
-                "players": n,
-                "hero": hero,
-                "opponent": opponent,
-                "games": result.games,
-                "win_rate": stats["win_rate"],
-                "win_ci": stats["win_ci"],
-                "mean_rank": stats["mean_rank"],
-                "rating": points,
-                "rating_ci": [lo, hi],
-                "truncated_share": result.truncated_games / result.games,
-                "wall_seconds": result.wall_seconds,
-            }
-            if _is_search(hero):
-                row["wall_per_decision"] = result.wall_seconds / max(stats["decisions"], 1)
-                row["act_per_decision"] = stats["seconds_per_decision"]
+        for key in keys[n]:
+            result = _pairing_result(key, saved, resume, progress, pool)
+            played.append(([key["hero"]] + [key["opponent"]] * (n - 1), result))
+            row = _pairing_row(key["hero"], key["opponent"], result, seed)
             rows.append(row)
             print(_format(row), flush=True)
         if played:
@@ -123,6 +125,119 @@ def _run_ladder(players, games, search_games, seed, progress, pairings, pool: Wo
             matrices.append(matrix)
             print(format_matrix(matrix), flush=True)
     return {"pairings": rows, "ratings": ladder, "matrix": matrices}
+
+
+def pairing_keys(players: int, pairings, games: int, search_games: int, seed: int, sharded: bool) -> list[dict]:
+    """The pairings played at one table size, in order, each as the dict of everything that
+    decides its ArenaResult (its key in a resume folder); those sized 0 games are left out.
+    sharded: workers were asked for, so each arena run plays shards of SHARD_GAMES games."""
+    rules = Rules(num_players=players)  # the ladder plays the default rules
+    keys = []
+    for hero, opponent in pairings:
+        count = search_games if _is_search(hero) or _is_search(opponent) else games
+        if count > 0:
+            keys.append({"players": players, "hero": hero, "opponent": opponent, "games": count, "seed": seed,
+                         "rounds": rules.rounds, "turn_cap": rules.turn_cap,
+                         "shard_games": SHARD_GAMES if sharded else None})  # None: one shard of every game
+    return keys
+
+
+def _pairing_result(key: dict, saved: dict, resume: str | None, progress: bool, pool: Workers) -> ArenaResult:
+    """The pairing's result: loaded from ``saved`` if there, else played (and saved in ``resume``)."""
+    path = None if resume is None else pairing_path(resume, key)
+    if path in saved:
+        return saved[path]
+    n = key["players"]
+    result = run_arena([key["hero"]] + [key["opponent"]] * (n - 1), n, key["games"], seed=key["seed"],
+                       progress=progress, rate=False, workers=pool)
+    if path is not None:
+        save_pairing(path, key, result)
+    return result
+
+
+def _pairing_row(hero: str, opponent: str, result: ArenaResult, seed: int) -> dict:
+    n = result.players
+    stats = result.entry_stats()[0]
+    # Entry 0 is the hero (role 0), the N-1 copies of the opponent share role 1.
+    ratings = rate(result.ranks, entries=[0] + [1] * (n - 1), groups=result.deals,
+                   seed=np.random.SeedSequence(seed, spawn_key=(n + 1,)))
+    points, lo, hi = ratings.difference(0, 1)
+    row = {
+        "players": n,
+        "hero": hero,
+        "opponent": opponent,
+        "games": result.games,
+        "win_rate": stats["win_rate"],
+        "win_ci": stats["win_ci"],
+        "mean_rank": stats["mean_rank"],
+        "rating": points,
+        "rating_ci": [lo, hi],
+        "truncated_share": result.truncated_games / result.games,
+        "wall_seconds": result.wall_seconds,
+    }
+    if _is_search(hero):
+        row["wall_per_decision"] = result.wall_seconds / max(stats["decisions"], 1)
+        row["act_per_decision"] = stats["seconds_per_decision"]
+    return row
+
+
+#: The per-game arrays of an ArenaResult, saved as lists with their dtype.
+_ARRAYS = ("ranks", "scores", "truncated", "turns")
+
+
+def pairing_path(folder: str, key: dict) -> str:
+    """The file of a pairing in a resume folder: a readable stem (specs may hold ``[]=;:/``,
+    so only letters and digits are kept) and a hash of the whole key, which tells apart
+    pairings whose stems are alike."""
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+    stem = re.sub(r"[^A-Za-z0-9]+", "-", f"{key['players']}p {key['hero']} vs {key['opponent']}").strip("-")
+    return os.path.join(folder, f"{stem[:60]}-{digest}.json")
+
+
+def save_pairing(path: str, key: dict, result: ArenaResult) -> None:
+    """Write a pairing's key and ArenaResult as JSON, atomically and flushed to disk (a
+    crash right after must leave the file whole: the next run trusts it)."""
+    data = {field.name: getattr(result, field.name) for field in dataclasses.fields(result)}
+    data.update({name: {"dtype": str(data[name].dtype), "data": data[name].tolist()} for name in _ARRAYS})
+    data.update(decisions=[int(x) for x in result.decisions], act_seconds=[float(x) for x in result.act_seconds])
+    atomic_write(path, lambda f: json.dump({"key": key, "result": data}, f), binary=False, durable=True,
+                 make_folders=True)
+
+
+def load_pairing(path: str, key: dict) -> ArenaResult:
+    """The ArenaResult saved by :func:`save_pairing` at ``path``. A ValueError naming the
+    file if it cannot be read or holds a pairing other than ``key``: replaying it quietly
+    would hide a broken folder, using it would mix another pairing into the ladder."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            saved = json.load(f)
+        stored, data = saved["key"], saved["result"]
+        arrays = {name: np.array(data[name]["data"], dtype=np.dtype(data[name]["dtype"])) for name in _ARRAYS}
+        result = ArenaResult(**{**data, **arrays})
+        _check_shapes(result)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"resume file {path} cannot be read ({type(exc).__name__}: {exc}); "
+                         "delete it to play that pairing again") from exc
+    if stored != key:
+        raise ValueError(f"resume file {path} holds the pairing {stored}, not {key}")
+    return result
+
+
+def _check_shapes(result: ArenaResult) -> None:
+    games = result.ranks.shape[0]
+    if (result.ranks.shape != (games, result.players) or result.scores.shape != result.ranks.shape
+            or result.truncated.shape != (games,) or result.turns.shape != (games,) or games == 0):
+        raise ValueError("the per-game arrays do not fit together")
+
+
+def _load_saved(folder: str, keys: list[dict]) -> dict[str, ArenaResult]:
+    """The results of ``keys`` already saved in ``folder``, by path; all checked up front,
+    so that a bad file stops the ladder before any game rather than after hours of them."""
+    paths = [pairing_path(folder, key) for key in keys]
+    saved = {path: load_pairing(path, key) for path, key in zip(paths, keys) if os.path.exists(path)}
+    print(f"resume {folder}: {len(saved)} of {len(set(paths))} pairings loaded, the rest to play",
+          file=sys.stderr, flush=True)
+    return saved
 
 
 def ladder_matrix(rows: list[dict], pairings, players: int) -> dict:
@@ -246,6 +361,11 @@ def main(argv=None) -> int:
     p.add_argument("--styles", "--opponents", dest="styles", default=",".join(STYLES),
                    help=f"comma-separated opponent styles; default {','.join(STYLES)}")
     p.add_argument("--progress", action="store_true")
+    p.add_argument("--resume", metavar="DIR",
+                   help="save each pairing's result in DIR as soon as it is played, and load those already "
+                        "there instead of playing them (same table size, specs, games, seed, rules and shard "
+                        "size), so an interrupted ladder picks up where it stopped; a loaded pairing keeps the "
+                        "wall and decision times it was played in. Use a new DIR after changing a bot")
     add_worker_arguments(p)
     args = p.parse_args(argv)
     heroes, styles = split_names(args.heroes), split_names(args.styles)
@@ -262,7 +382,7 @@ def main(argv=None) -> int:
         players = [int(x) for x in args.players.split(",") if x.strip()]
         with workers_from_args(args) as pool:
             ladder = run_ladder(players, args.games, args.search_games, args.seed, progress=args.progress,
-                                pairings=pairings, workers=pool)
+                                pairings=pairings, workers=pool, resume=args.resume)
     except (ValueError, FileNotFoundError, ConnectionError) as exc:
         p.error(str(exc))
     if args.json:
