@@ -207,6 +207,10 @@ class SearchAgent(Agent):
             same-company rule bars some). The best plan's take is played; the put-down
             decision that follows is searched afresh. Draws stay single actions (the
             drawn card is not known). 0: search single actions only.
+        greedy_anchor: a margin, in units of the rollout value (``value``), by which
+            another plan's mean value must beat that of the greedy bot's own move (the plans
+            that start with it) to be played instead: a hedge against an opponent model
+            that misleads the rollouts (0: none).
         halving_width: a decision with more candidates than this starts sequential
             halving with proportionally fewer worlds per candidate and halves more often
             (down to one survivor), so that every round costs about as much as a round
@@ -269,7 +273,7 @@ class SearchAgent(Agent):
                  turn_puts: int = 3, halving_width: int = 8, infer_hands: bool = True,
                  inference_temperature: float = 0.5, inference_oversample: int = 6,
                  opponent_model: str = "adaptive", rollout_policy: Agent | None = None, backend: str | None = None,
-                 greedy_prior: float = 0.5, read_takes: bool = False):
+                 greedy_prior: float = 0.5, read_takes: bool = False, greedy_anchor: float = 0.0):
         super().__init__(seed)
         for label, number, low in (("determinizations", determinizations, 1), ("rollouts", rollouts, 1),
                                    ("max_rollouts", max_rollouts, 1), ("halving_rounds", halving_rounds, 0),
@@ -288,6 +292,8 @@ class SearchAgent(Agent):
             raise ValueError(f"soft_scale must be positive, got {soft_scale!r}")
         if not 0.0 < greedy_prior < 1.0:
             raise ValueError(f"greedy_prior must be in (0, 1), got {greedy_prior!r}")
+        if not 0.0 <= greedy_anchor < 1.0:
+            raise ValueError(f"greedy_anchor must be in [0, 1), got {greedy_anchor!r}")
         if not inference_temperature > 0:
             raise ValueError(f"inference_temperature must be positive, got {inference_temperature!r}")
         if not max_world_factor >= 1:
@@ -315,6 +321,7 @@ class SearchAgent(Agent):
         self.inference_temperature = float(inference_temperature)
         self.inference_oversample = int(inference_oversample)
         self.read_takes = bool(read_takes)
+        self.greedy_anchor = float(greedy_anchor)
         # None: the searching seat plays greedy in the rollouts, like every other seat.
         self.rollout_policy = _rollout_policy(rollout_policy, self.rng)
         self.backend = resolve_backend(backend)
@@ -345,7 +352,11 @@ class SearchAgent(Agent):
             public = public.take(open_games)
             log = history.take(open_games) if self.infer_hands else None
             plans = self._plans(public, self._candidates(obs[open_games], mask[open_games]))
-            choice[open_games] = PLAN_FIRST[self._search(public, plans, log)]
+            favored = None
+            if self.greedy_anchor:
+                greedy_choice = greedy_actions(features(obs[open_games]), mask[open_games], self.greedy)
+                favored = PLAN_FIRST[None, :] == greedy_choice[:, None]
+            choice[open_games] = PLAN_FIRST[self._search(public, plans, log, favored)]
         return choice
 
     def _candidates(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -393,16 +404,20 @@ class SearchAgent(Agent):
         factor = np.clip((dealt_pile + 4.0) / (pile + 4.0), 1.0, self.max_world_factor)
         return np.round(self.determinizations * factor).astype(np.int64)
 
-    def _search(self, public: State, candidates: np.ndarray, log: History | None) -> np.ndarray:
+    def _search(self, public: State, candidates: np.ndarray, log: History | None,
+                favored: np.ndarray | None = None) -> np.ndarray:
         """Best plan in each of n games by sequential halving over the candidate plans
         (bool[n, NUM_PLANS]). A game with more than ``halving_width`` candidates starts with
         proportionally fewer worlds per candidate and halves more often, so that every
-        round costs about the same."""
+        round costs about the same. ``favored`` (bool[n, NUM_PLANS], optional): plans whose
+        mean value counts ``greedy_anchor`` more."""
         seat = public.current.astype(np.intp)
         alive = candidates.copy()
         count = alive.sum(axis=1)
-        # Summed values; all surviving candidates of a game have met the same worlds.
+        # Summed values; all surviving candidates of a game have met the same worlds (seen).
         sums = np.zeros(alive.shape)
+        seen = np.zeros(alive.shape[0])
+        bonus = 0.0 if favored is None else self.greedy_anchor * favored
         worlds = self._worlds(public)
         pool = None if log is None else self._hand_hypotheses(public, seat, worlds, log)
         wide = count > self.halving_width
@@ -416,13 +431,15 @@ class SearchAgent(Agent):
                 break
             sums[open_games] += self._evaluate(public.take(open_games), seat[open_games], alive[open_games],
                                                worlds[open_games], None if pool is None else pool.take(open_games))
+            seen[open_games] += worlds[open_games]
             # Keep the better half (rounded up) of each game's candidates.
             halve = open_games[round_ < last[open_games]]
-            rank = _descending_rank(np.where(alive[halve], sums[halve], -np.inf))
+            score = sums + bonus * seen[:, None]
+            rank = _descending_rank(np.where(alive[halve], score[halve], -np.inf))
             alive[halve] &= rank < -(-count[halve] // 2)[:, None]
             worlds = worlds * 2
             round_ += 1
-        return np.where(alive, sums, -np.inf).argmax(axis=1).astype(np.int64)
+        return np.where(alive, sums + bonus * seen[:, None], -np.inf).argmax(axis=1).astype(np.int64)
 
     def _evaluate(self, public: State, seat: np.ndarray, candidates: np.ndarray, worlds: np.ndarray,
                   pool: WorldPool | None) -> np.ndarray:

@@ -228,6 +228,29 @@ def test_search_plays_a_forced_move_without_search():
     assert (actions == Action.DRAW).all()
 
 
+@pytest.mark.parametrize("phase", [0, 1])
+def test_search_greedy_anchor_keeps_the_greedy_move_unless_another_beats_it_by_the_margin(phase):
+    """With a margin larger than any difference of values the search plays the greedy bot's
+    move; with none it leaves it in some games (so the margin is what kept it)."""
+    sim = _mid_game(4, 24, seed=7)
+    if phase:
+        sim.step(act_for_seats(sim, [make_agent("greedy")] * 4), active=~sim.done)
+    live = np.flatnonzero(~sim.done & (sim.state.phase == phase))
+    state = sim.state.take(live)
+    seat = state.current.astype(np.intp)
+    mask = Simulator.from_state(state.copy(), Rules(num_players=4)).legal_mask()
+    obs, public = observe(state), public_state(state, seat)
+    greedy = make_agent("greedy").act(obs, mask)
+    choices = {}
+    for anchor in (0.0, 0.999):
+        bot = SearchAgent(seed=0, determinizations=6, infer_hands=False, greedy_anchor=anchor)
+        choices[anchor] = bot.act(obs, mask, public=public)
+    assert np.array_equal(choices[0.999], greedy)
+    assert (choices[0.0] != greedy).any()
+    with pytest.raises(ValueError, match="greedy_anchor"):
+        SearchAgent(greedy_anchor=1.0)
+
+
 def _mid_game(players: int, games: int, seed: int) -> Simulator:
     """Games played a few turns by greedy bots (some random moves), stopped at take decisions."""
     sim = Simulator(Rules(num_players=players), games, seed=seed)
