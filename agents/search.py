@@ -132,7 +132,7 @@ def determinize(public: State, seat: np.ndarray, count, rng: np.random.Generator
         pool -= hands.sum(axis=0)
         if (pool < 0).any():
             raise ValueError("hands hold more cards of a company than the unseen pool")
-    need = np.where(others, HAND_SIZE - world.hand.sum(axis=1, dtype=np.int64), 0)  # [P, m] unknown hand cards
+    need = hidden_hand_counts(world, who)  # [P, m] unknown hand cards
     if (need < 0).any():
         raise ValueError("a public hand holds more known cards than a hand can")
     pile_left = queries.pile_left(world.pile_pos.astype(np.int64))
@@ -524,12 +524,13 @@ class SearchAgent(Agent):
         probe = public.take(probe_game)
         slot = np.tile(np.arange(MAX_COMPOSITIONS), n)
         log_deal = np.full((P, probe_game.size), -np.inf)
+        probe_pool = pool[:, probe_game].T  # [m, C]
         for s in range(int(public.num_players.max())):  # (0 hidden cards: the one empty composition)
             size = need[s, probe_game]
             composition = COMPOSITIONS[size, slot]  # [m, C]
             probe.hand[s] += composition.T.astype(np.int8)
             log_deal[s] = np.where(COMPOSITION_VALID[size, slot],
-                                   _log_deal(pool[:, probe_game].T, composition, size), -np.inf)
+                                   _log_deal(probe_pool, composition, size), -np.inf)
         greedy, uniform = seat_log_likelihoods(probe, log, probe_game, logged, self.greedy,
                                                self.inference_temperature, self.rules, self.backend,
                                                takes=self.read_takes)
@@ -543,9 +544,11 @@ class SearchAgent(Agent):
             prior, other = -np.logaddexp(0.0, -prior_odds), -np.logaddexp(0.0, prior_odds)  # log P(greedy), P(not)
             likelihood = np.logaddexp(prior[:, probe_game] + greedy, other[:, probe_game] + uniform)
             # Each seat's evidence: its put-downs' chance under each model over its deal.
-            per_model = [_game_logsumexp(log_deal + x, n) for x in (greedy, uniform)]  # [P, n]
-            log_odds = prior_odds + per_model[0] - per_model[1]
-            log_odds = np.where(np.isnan(log_odds), prior_odds, log_odds)  # (no composition possible: the prior)
+            per_model = [np.logaddexp.reduce((log_deal + x).reshape(P, n, MAX_COMPOSITIONS), axis=2)
+                         for x in (greedy, uniform)]  # [P, n]
+            with np.errstate(invalid="ignore"):  # (-inf - -inf where no composition is possible: the prior)
+                log_odds = prior_odds + per_model[0] - per_model[1]
+            log_odds = np.where(np.isnan(log_odds), prior_odds, log_odds)
             belief = np.where(logged, 1.0 / (1.0 + np.exp(-np.clip(log_odds, -700, 700))), self.greedy_prior).T
         else:
             likelihood = greedy
@@ -879,26 +882,17 @@ def _log_deal(pool: np.ndarray, composition: np.ndarray, size: np.ndarray) -> np
     return _log_choose(pool, composition).sum(axis=1) - _log_choose(pool.sum(axis=1), size)
 
 
-def _game_logsumexp(values: np.ndarray, n: int) -> np.ndarray:
-    """float[7, n]: log-sum-exp of ``values`` (float[7, n * MAX_COMPOSITIONS]) over each
-    game's compositions (nan where all are -inf)."""
-    grouped = values.reshape(P, n, MAX_COMPOSITIONS)
-    top = grouped.max(axis=2)
-    with np.errstate(invalid="ignore"):
-        return top + np.log(np.exp(grouped - top[:, :, None]).sum(axis=2))
-
-
 def sample_hands(posterior: np.ndarray, log_deal: np.ndarray, need: np.ndarray, pool: np.ndarray,
                  count: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Hidden hands for ``count[i]`` (int[n]) worlds of each game i, and their log-weights.
 
     posterior: float[7, n, 56], each seat's unnormalized log-chance of each composition of
     its ``need`` (int[7, n]) hidden cards (``COMPOSITIONS[need]``); log_deal: the same
-    shape, the log-chance of its deal alone; pool: int[C, n], the unseen cards. Each world draws every seat's hand from the seat's own posterior; the
-    seats' hands are dealt from one pool, so the world's log-weight is the log-ratio of
-    their joint deal to the product of their separate deals (-inf where together they
-    need more cards of a company than the pool holds), which makes the weighted worlds
-    follow the joint posterior. A seat whose every composition has chance 0 (its record is
+    shape, the log-chance of its deal alone; pool: int[C, n], the unseen cards. Each world
+    draws every seat's hand from the seat's own posterior; the seats' hands are dealt from
+    one pool, so the world's log-weight is the log-ratio of their joint deal to the product
+    of their separate deals (-inf where together they need more cards of a company than
+    the pool holds), which makes the weighted worlds follow the joint posterior. A seat whose every composition has chance 0 (its record is
     impossible under the model) is drawn from its deal alone.
     Returns (int64[7, C, m], float[m]) with m = count.sum(), game i's worlds consecutive."""
     n = count.size
