@@ -348,6 +348,7 @@ class Simulator:
         self.batch_size = int(batch_size)
         self.auto_reset = bool(auto_reset)
         self._mask_cache: np.ndarray | None = None  # bool[19, B], valid until the state changes
+        self._compiled_mask: np.ndarray | None = None  # the compiled backend's: see _cache_compiled_mask
         self._phase_cache: tuple[np.ndarray, np.ndarray] | None = None  # _phase_games(), valid with _mask_cache
         self._seats_cache: _Seats | None = None  # _seat_cells(), valid with _mask_cache
         self._phase_counts: tuple[int, int] = (0, 0)  # games in the take / put-down phase, valid with _mask_cache
@@ -559,11 +560,10 @@ class Simulator:
             return self._mask_cache
         if self._kernels is not None:
             s = self.state
-            mask = np.empty((self.batch_size, NUM_ACTIONS), bool)  # game-major: see kernels.legal_game
+            mask = self._kernels.new_mask(self.batch_size)
             self._kernels.legal_rows(mask, s.hand, s.coins, s.chip, s.market_count, s.current, s.phase, s.barred,
                                      s.terminated, s.truncated)
-            self._mask_cache = mask.T  # (the [19, B] view the numpy code reads)
-            return self._mask_cache
+            return self._cache_compiled_mask(mask)
         s, b = self.state, self.batch_size
         take, put = self._phase_cache = self._phase_games()
         seats = self._seats_cache = self._seat_cells()
@@ -589,6 +589,13 @@ class Simulator:
             mask[_MARKET:] = in_hand & (_COMPANY_COLUMN != self._per_game(s.barred))
         self._mask_cache = mask
         return mask
+
+    def _cache_compiled_mask(self, mask: np.ndarray) -> np.ndarray:
+        """Cache a mask the kernels wrote (bool[19, W], ``kernels.new_mask``): the kernels
+        read it whole (``_compiled_mask``), the numpy code its [19, B] view."""
+        self._compiled_mask = mask
+        self._mask_cache = mask[:, :self.batch_size]
+        return self._mask_cache
 
     def legal_mask(self) -> np.ndarray:
         """bool[B, 19] in the canonical action encoding; all False in finished games.
@@ -619,9 +626,9 @@ class Simulator:
             return choice
         u = rng.random(rows.shape[1], dtype=np.float32)
         if self._kernels is not None:
-            k = self._kernels
-            choose = k.legal_choice_parallel if self.batch_size >= k.PARALLEL_FROM else k.legal_choice
-            choose(rows.T, u, lo, hi, choice)
+            flags = self._compiled_mask if mask is None else np.ascontiguousarray(rows)
+            scratch = np.empty((2, rows.shape[1]), np.int8)
+            self._kernels.legal_choice(flags, u, lo, hi, choice, scratch[0], scratch[1])
         else:
             choice += queries.legal_choice(rows[lo:hi], u)
         return choice
@@ -695,13 +702,13 @@ class Simulator:
         rows = self._legal_rows()
         active = self._all_active if active is None else self._check_active(active)
         s = self.state
-        if self._kernels.count_illegal(rows.T, a, active, s.terminated, s.truncated):
+        if self._kernels.count_illegal(self._compiled_mask, a, active, s.terminated, s.truncated):
             self._raise_illegal(a, rows.take(self._flat(a)), active & ~s.done)
         over = self._over
         k = self._kernels
         step = k.step_games_parallel if self.batch_size >= k.PARALLEL_FROM else k.step_games
         self._mask_cache = None
-        legal = np.empty((self.batch_size, NUM_ACTIONS), bool)  # the next mask, filled by the step
+        legal = k.new_mask(self.batch_size)  # the next mask, filled by the step
         step(a, active, self.rules.turn_cap, over, legal, s.hand, s.portfolio, s.known, s.coins, s.chip,
              s.market_count, s.market_head, s.market_paid, s.market_stamp, s.market_coins, s.deck, s.pile_pos,
              s.num_players, s.current, s.phase, s.barred, s.turn, s.capped, s.terminated, s.truncated)
@@ -710,7 +717,7 @@ class Simulator:
         if ended.size:  # scored, maybe re-dealt: their masks follow from the state now
             k.legal_columns(ended, legal, s.hand, s.coins, s.chip, s.market_count, s.current, s.phase, s.barred,
                             s.terminated, s.truncated)
-        self._mask_cache = legal.T
+        self._cache_compiled_mask(legal)
         return result
 
     def _step_one(self, action: int) -> StepResult | None:
@@ -936,8 +943,9 @@ class Simulator:
         the compiled backend by ``kernels.score_rounds``, one game at a time)."""
         s = self.state
         if self._kernels is not None:
-            self._kernels.score_rounds(games, s.hand, s.portfolio, s.coins, s.current, s.num_players, s.scores,
-                                       s.threes, s.ranks)
+            k = self._kernels
+            score = k.score_rounds_parallel if games.size >= k.PARALLEL_SCORING_FROM else k.score_rounds
+            score(games, s.hand, s.portfolio, s.coins, s.current, s.num_players, s.scores, s.threes, s.ranks)
             return
         n_players = s.num_players[games].astype(np.int16)
         seat_company = self._row_starts[:P * C] + games  # flat offsets of [seat, company, game]

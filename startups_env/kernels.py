@@ -118,6 +118,7 @@ def serial_and_parallel(function):
 
 
 PARALLEL_FROM = 4096  # games per batch from which the step runs on numba's threads
+PARALLEL_SCORING_FROM = 128  # finished rounds from which their scoring runs on numba's threads
 
 
 # The element-wise rules of queries, compiled as they are: one home for each.
@@ -143,38 +144,57 @@ def draw_cost(g, seat, chip, market_count):
 
 
 @_inline
-def legal_game(g, legal, hand, coins, chip, market_count, current, phase, barred, terminated, truncated):
-    """Write game g's legal actions into row g of ``legal`` (bool[B, 19], game-major: each
-    game's 19 flags are written together); all False once the game is over."""
+def legal_actions(legal, g, hand, coins, chip, market_count, current, phase, barred, terminated, truncated):
+    """Write game g's legal actions into column g of ``legal`` (bool[19, W]: ``legal[a, g]``
+    is action a's flag); all False once the game is over."""
     for a in range(NUM_ACTIONS):
-        legal[g, a] = False
+        legal[a, g] = False
     if terminated[g] or truncated[g]:
         return
     seat = current[g]
     if phase[g] == TAKE_PHASE:
         # Draw: the player must afford a coin on every market card of the companies it may take.
-        legal[g, DRAW] = coins[seat, g] >= draw_cost(g, seat, chip, market_count)
+        legal[DRAW, g] = coins[seat, g] >= draw_cost(g, seat, chip, market_count)
         for c in range(C):  # take the oldest market card of a company whose chip it lacks
-            legal[g, TAKE + c] = market_count[c, g] > 0 and chip[c, g] != seat
+            legal[TAKE + c, g] = market_count[c, g] > 0 and chip[c, g] != seat
     else:
         for c in range(C):  # put down a hand card: face up, or into the market unless just taken
             held = hand[seat, c, g] > 0
-            legal[g, KEEP + c] = held
-            legal[g, MARKET + c] = held and c != barred[g]
+            legal[KEEP + c, g] = held
+            legal[MARKET + c, g] = held and c != barred[g]
+
+
+@_inline
+def legal_game(g, legal, hand, coins, chip, market_count, current, phase, barred, terminated, truncated):
+    """Write game g's legal actions into row g of ``legal`` (bool[B, 19], game-major: the
+    layout of callers that read one game's flags at a time, as the rollouts do)."""
+    legal_actions(legal.T, g, hand, coins, chip, market_count, current, phase, barred, terminated, truncated)
+
+
+def new_mask(batch_size: int) -> np.ndarray:
+    """An uninitialized bool[19, W] mask for the simulator's kernels, W >= ``batch_size``:
+    action-major like the numpy backend's mask (row a holds action a's flag of every game),
+    each row padded to an odd number of 64-byte cache lines. The step writes each game's 19
+    flags one to a row; rows a power of two apart in memory fall in one cache set and evict
+    one another. Games use columns 0..B-1; pass the whole array to the kernels, which then
+    see C-contiguous rows."""
+    lines = -(-batch_size // 64)
+    return np.empty((NUM_ACTIONS, 64 * (lines + 1 - lines % 2)), bool)
 
 
 @_jit
 def legal_rows(legal, hand, coins, chip, market_count, current, phase, barred, terminated, truncated):
-    """The legal mask of every game, bool[B, 19]."""
+    """The legal mask of every game into its column of ``legal`` (bool[19, W], see
+    :func:`new_mask`)."""
     for g in range(current.shape[0]):
-        legal_game(g, legal, hand, coins, chip, market_count, current, phase, barred, terminated, truncated)
+        legal_actions(legal, g, hand, coins, chip, market_count, current, phase, barred, terminated, truncated)
 
 
 @_jit
 def legal_columns(games, legal, hand, coins, chip, market_count, current, phase, barred, terminated, truncated):
-    """The legal mask of the listed games only, into their rows of ``legal``."""
+    """The legal mask of the listed games only, into their columns of ``legal``."""
     for g in games:
-        legal_game(g, legal, hand, coins, chip, market_count, current, phase, barred, terminated, truncated)
+        legal_actions(legal, g, hand, coins, chip, market_count, current, phase, barred, terminated, truncated)
 
 
 @_inline
@@ -255,10 +275,10 @@ def step_game(g, action, turn_cap, hand, portfolio, known, coins, chip, market_c
 
 @_jit
 def count_illegal(legal, actions, active, terminated, truncated):
-    """How many running, active games got an action their mask (bool[B, 19]) does not allow."""
+    """How many running, active games got an action their mask (bool[19, W]) does not allow."""
     bad = 0
     for g in range(actions.shape[0]):
-        if active[g] and not (terminated[g] or truncated[g]) and not legal[g, actions[g]]:
+        if active[g] and not (terminated[g] or truncated[g]) and not legal[actions[g], g]:
             bad += 1
     return bad
 
@@ -267,15 +287,16 @@ def _step_games(actions, active, turn_cap, over, legal, hand, portfolio, known, 
                 market_head, market_paid, market_stamp, market_coins, deck, pile_pos, num_players, current, phase,
                 barred, turn, capped, terminated, truncated):
     """Apply ``actions`` (legal, int[B]) in every running, active game; ``over`` (bool[B])
-    is set where a round ended, and ``legal`` (bool[B, 19]) receives every game's legal
-    mask afterwards (stale where a round ended: the end of a round is not applied here)."""
+    is set where a round ended, and ``legal`` (bool[19, W], see :func:`new_mask`) receives
+    every game's legal mask afterwards (stale where a round ended: the end of a round is not
+    applied here)."""
     for g in numba.prange(actions.shape[0]):
         over[g] = False
         if active[g] and not (terminated[g] or truncated[g]):
             over[g] = step_game(g, actions[g], turn_cap, hand, portfolio, known, coins, chip, market_count,
                                 market_head, market_paid, market_stamp, market_coins, deck, pile_pos, num_players,
                                 current, phase, barred, turn, capped)
-        legal_game(g, legal, hand, coins, chip, market_count, current, phase, barred, terminated, truncated)
+        legal_actions(legal, g, hand, coins, chip, market_count, current, phase, barred, terminated, truncated)
 
 
 step_games, step_games_parallel = serial_and_parallel(_step_games)
@@ -301,16 +322,30 @@ def nth_legal(legal, g, lo, hi, pick):
     return hi - 1
 
 
-def _legal_choice(legal, u, lo, hi, out):
-    """out[g] = the (k+1)-th legal action of game g among lo..hi-1 (``legal`` bool[B, 19]) for k = floor(u[g] *
-    legal count), in u's float32 (queries.legal_choice, offset by lo); hi - 1 where there is
-    none."""
-    for g in numba.prange(u.shape[0]):
-        pick = np.int8(u[g] * np.float32(count_legal(legal, g, lo, hi)))
-        out[g] = nth_legal(legal, g, lo, hi, pick)
+@_jit
+def legal_choice(legal, u, lo, hi, out, pick, seen):
+    """out[g] = the (k+1)-th legal action of game g among lo..hi-1 (``legal`` bool[19, W],
+    game g's flags in column g) for k = floor(u[g] * legal count), in u's float32
+    (queries.legal_choice, offset by lo); hi - 1 where there is none. ``pick`` and ``seen``
+    (int8[B]) are scratch.
 
-
-legal_choice, legal_choice_parallel = serial_and_parallel(_legal_choice)
+    The loops run over the games innermost, without branches, so that they compile to
+    vector instructions (a loop over one game's 19 flags is mostly mispredicted branches)."""
+    b = u.shape[0]
+    for g in range(b):
+        pick[g] = 0
+    for a in range(lo, hi):  # the legal counts, for now
+        for g in range(b):
+            pick[g] += legal[a, g]
+    for g in range(b):
+        pick[g] = np.int8(u[g] * np.float32(pick[g]))
+        out[g] = hi - 1
+        seen[g] = 0
+    for a in range(lo, hi):
+        for g in range(b):
+            flag = legal[a, g]
+            out[g] = a if flag & (seen[g] == pick[g]) else out[g]
+            seen[g] += flag
 
 
 @_inline
@@ -356,11 +391,13 @@ def score_round_game(g, hand, portfolio, coins, current, num_players, scores, th
         ranks[p, g] = rank
 
 
-@_jit
-def score_rounds(games, hand, portfolio, coins, current, num_players, scores, threes, ranks):
+def _score_rounds(games, hand, portfolio, coins, current, num_players, scores, threes, ranks):
     """Score the finished rounds of the listed games (:func:`score_round_game`)."""
-    for g in games:
-        score_round_game(g, hand, portfolio, coins, current, num_players, scores, threes, ranks)
+    for i in numba.prange(games.shape[0]):
+        score_round_game(games[i], hand, portfolio, coins, current, num_players, scores, threes, ranks)
+
+
+score_rounds, score_rounds_parallel = serial_and_parallel(_score_rounds)
 
 
 @_jit
