@@ -80,8 +80,13 @@ def _batch(function):
 # The element-wise pieces of queries, compiled as they are (card_coins and takes_chip by
 # the rules kernels): one home for each rule.
 pile_left = _jit(queries.pile_left)
-relative_seat = _jit(queries.relative_seat)
 unseen_count = _jit(queries.unseen_count)
+
+# Per-company and per-seat counts of one decision, packed into an int64 of fields (a tuple
+# read at a runtime index compiles to a jump table, a mispredicted branch per read; shifts
+# and masks do not branch). Unseen counts are biased to be non-negative in their field.
+_UNSEEN_BITS, _UNSEEN_BIAS = 10, 512
+_HIDDEN_BITS, _HIDDEN_MASK = 4, 15  # a hidden hand holds at most HAND_SIZE cards
 
 
 # ----------------------------------------------------------------------------- one company
@@ -102,6 +107,12 @@ def _unseen(s, g, seat, n, c, own):
     return unseen_count(_SIZES[c], public, own, s.known[seat, c, g], s.market_count[c, g])
 
 
+@_jit
+def _unseen_of(unseen, c):
+    """Company c's count in the packed unseen counts of :func:`_scores`."""
+    return ((unseen >> (_UNSEEN_BITS * c)) & (2 * _UNSEEN_BIAS - 1)) - _UNSEEN_BIAS
+
+
 @_inline
 def _hidden_hand(s, g, p):
     """The hand cards of seat p in game g that nobody but p knows: HAND_SIZE less its known
@@ -118,12 +129,13 @@ def _rivals(s, g, seat, n, c, odds, hidden_hands):
     rival is expected to hold (float32), the sum over rivals (float32: what a sole leader
     collects), and the most cards any rival shows (portfolio and known hand cards; int).
     A rival is expected to hold what it shows plus its hidden hand cards spread like the
-    unseen mix (``odds``: the chance that an unseen card is of company c)."""
+    unseen mix (``odds``: the chance that an unseen card is of company c; ``hidden_hands``:
+    their counts by seat, packed as in :func:`_scores`)."""
     best, total, shown = _F32(0.0), _F32(0.0), 0
     for r in range(1, n):
         p = _seat_after(seat, r, n)
         portfolio, known = s.portfolio[p, c, g], s.known[p, c, g]
-        expected = (_F32(portfolio) + _F32(known)) + _F32(hidden_hands[p]) * odds
+        expected = (_F32(portfolio) + _F32(known)) + _F32((hidden_hands >> (_HIDDEN_BITS * p)) & _HIDDEN_MASK) * odds
         if expected > best:
             best = expected
         total += expected
@@ -195,21 +207,17 @@ def _scores(s, g, hands, hand_row, hand_column, params, out):
     future_cards = _F32(pile_left(s.pile_pos[g])) / max(_F32(n), _F32(1.0))
     scale = np.sqrt(_F32(spread * spread) + _F32(spread_per_card) * future_cards)
     a = _F32(np.exp(np.float64(_F32(0.5) / scale)))  # half a card of margin: the tie line
-    # (Per-company and per-seat counts as tuples: kept on the stack, where arrays would be
-    # allocated on every call.)
-    unseen = (_unseen(s, g, seat, n, 0, hands[hand_row, 0, hand_column]),
-              _unseen(s, g, seat, n, 1, hands[hand_row, 1, hand_column]),
-              _unseen(s, g, seat, n, 2, hands[hand_row, 2, hand_column]),
-              _unseen(s, g, seat, n, 3, hands[hand_row, 3, hand_column]),
-              _unseen(s, g, seat, n, 4, hands[hand_row, 4, hand_column]),
-              _unseen(s, g, seat, n, 5, hands[hand_row, 5, hand_column]))  # the cards I cannot see
-    unseen_total = 0
+    # (Per-company and per-seat counts packed into integers: kept in registers, where arrays
+    # would be allocated on every call.)
+    unseen, unseen_total = 0, 0  # the cards I cannot see, by company
     for c in range(C):
-        unseen_total += unseen[c]
+        count = _unseen(s, g, seat, n, c, hands[hand_row, c, hand_column])
+        unseen_total += count
+        unseen |= (int(count) + _UNSEEN_BIAS) << (_UNSEEN_BITS * c)
     per_unseen = max(_F32(unseen_total), _F32(1.0))
-    hidden_hands = (_hidden_hand(s, g, 0), _hidden_hand(s, g, 1), _hidden_hand(s, g, 2),  # by seat (none past n)
-                    _hidden_hand(s, g, 3) if n > 3 else 0, _hidden_hand(s, g, 4) if n > 4 else 0,
-                    _hidden_hand(s, g, 5) if n > 5 else 0, _hidden_hand(s, g, 6) if n > 6 else 0)
+    hidden_hands = 0  # by seat (none past n)
+    for p in range(n):
+        hidden_hands |= int(_hidden_hand(s, g, p)) << (_HIDDEN_BITS * p)
 
     # Every company: its put-downs with the hand as it is (the scores of the put-down phase);
     # in the take phase, what a take of it is worth once gained.
@@ -217,20 +225,27 @@ def _scores(s, g, hands, hand_row, hand_column, params, out):
     first_market, top_market, second_market = _F32(-np.inf), 0, _F32(-np.inf)
     flags = 0  # reveals and wins_chip of each company (take phase)
     for c in range(C):
-        odds = _F32(unseen[c]) / per_unseen
+        held = hands[hand_row, c, hand_column] > 0
+        if put and not held:  # (nothing to put down: skip the company's values)
+            out[KEEP + c] = -np.inf
+            out[MARKET + c] = -np.inf
+            continue
+        odds = _F32(_unseen_of(unseen, c)) / per_unseen
         best, total, rivals_shown = _rivals(s, g, seat, n, c, odds, hidden_hands)
         holdings = _F32(hands[hand_row, c, hand_column]) + _F32(s.portfolio[seat, c, g])
         mine_shown = s.portfolio[seat, c, g] + s.known[seat, c, g]
         reveals = mine_shown <= rivals_shown and mine_shown + 1 > rivals_shown  # a hidden lead made public
         chip = s.chip[c, g]
-        holder = relative_seat(chip, seat, n) if chip >= 0 else -1
-        wins_chip = (takes_chip(holder, s.portfolio[seat, c, g] + 1, s.portfolio[chip if chip >= 0 else seat, c, g])
-                     and holder != 0)  # (holding it already: no win)
-        v_less, _ = _value(holdings - _F32(1.0), best, total, scale, a)
+        # (The holder's absolute seat, -1 none, as kernels.put_down passes it: a relative seat
+        # costs an integer division.)
+        wins_chip = (takes_chip(chip, s.portfolio[seat, c, g] + 1, s.portfolio[chip if chip >= 0 else seat, c, g])
+                     and chip != seat)  # (holding it already: no win)
         v_now, lead = _value(holdings, best, total, scale, a)
-        held = hands[hand_row, c, hand_column] > 0
         keep = _keep_value(lead, reveals, wins_chip, params) if held else -np.inf
-        market = _market_value(lead, v_now, v_less, params) if held and c != barred else _F32(-np.inf)
+        market = _F32(-np.inf)
+        if held and c != barred:  # (its exp is paid only where the value is used)
+            v_less, _ = _value(holdings - _F32(1.0), best, total, scale, a)
+            market = _market_value(lead, v_now, v_less, params)
         if put:
             out[KEEP + c] = _F32(keep)
             out[MARKET + c] = market
@@ -271,7 +286,7 @@ def _scores(s, g, hands, hand_row, hand_column, params, out):
         out[TAKE + c] = _F32(np.float64(gain + _F32(coins)) + best_put_taken)
         # The draw: an average over the unseen mix, less the coins it lays on the market (one
         # on each card of a company whose chip I lack).
-        term = np.float64(_F32(unseen[c]) / per_unseen) * (np.float64(gain) + best_put)
+        term = np.float64(_F32(_unseen_of(unseen, c)) / per_unseen) * (np.float64(gain) + best_put)
         draw_value = term if c == 0 else draw_value + term
         if s.chip[c, g] != seat:
             draw_cost += count
