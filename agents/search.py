@@ -674,9 +674,15 @@ class WorldPool:
     greedy_belief: np.ndarray | None = None  # float[n, 7] the chance that each seat plays greedy (adaptive model)
 
     def take(self, games: np.ndarray) -> "WorldPool":
-        """The pool of the selected games (int[k], ascending), renumbered 0..k-1."""
+        """The pool of the selected games (int[k], ascending), renumbered 0..k-1: the pool
+        itself (sharing its arrays) where they are all of its games."""
         rows = np.flatnonzero(np.isin(self.game, games))
         belief = None if self.greedy_belief is None else self.greedy_belief[games]
+        # (Every round of the search takes its open games, often all of them; the pool holds
+        # several times the worlds of a round, and copying them all cost more than drawing.)
+        if (rows.size == self.game.size and np.array_equal(games, np.arange(games.size))
+                and (belief is None or belief.shape == self.greedy_belief.shape)):
+            return self
         return WorldPool(self.worlds.take(rows), np.searchsorted(games, self.game[rows]), self.log_weights[rows], belief)
 
     def sample(self, counts: np.ndarray, rng: np.random.Generator, backend: str | None = None) -> State:
