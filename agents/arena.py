@@ -47,7 +47,7 @@ import math
 import os
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -143,6 +143,29 @@ class ArenaResult:
                 "seconds_per_decision": self.act_seconds[i] / self.decisions[i] if self.decisions[i] else 0.0,
             })
         return out
+
+    # The per-game arrays, stored with their dtypes by to_record.
+    _ARRAYS = ("ranks", "scores", "truncated", "turns")
+
+    def to_record(self) -> dict:
+        """Every field as plain JSON data, arrays with their dtypes: :meth:`from_record`
+        gives back an equal result (unlike :meth:`to_json`, a summary)."""
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data.update({name: {"dtype": str(data[name].dtype), "data": data[name].tolist()} for name in self._ARRAYS})
+        data.update(decisions=[int(x) for x in self.decisions], act_seconds=[float(x) for x in self.act_seconds])
+        return data
+
+    @classmethod
+    def from_record(cls, data: dict) -> "ArenaResult":
+        """The result :meth:`to_record` wrote; a ValueError (or the KeyError / TypeError of
+        a missing or mistyped field) if ``data`` is not one."""
+        arrays = {name: np.array(data[name]["data"], dtype=np.dtype(data[name]["dtype"])) for name in cls._ARRAYS}
+        result = cls(**{**data, **arrays})
+        games = result.ranks.shape[0]
+        if (result.ranks.shape != (games, result.players) or result.scores.shape != result.ranks.shape
+                or result.truncated.shape != (games,) or result.turns.shape != (games,) or games == 0):
+            raise ValueError("the per-game arrays do not fit together")
+        return result
 
     def to_json(self) -> dict:
         return {

@@ -48,7 +48,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
-import dataclasses
 import hashlib
 import io
 import json
@@ -182,9 +181,6 @@ def _pairing_row(hero: str, opponent: str, result: ArenaResult, seed: int) -> di
 
 
 #: The per-game arrays of an ArenaResult, saved as lists with their dtype.
-_ARRAYS = ("ranks", "scores", "truncated", "turns")
-
-
 def pairing_path(folder: str, key: dict) -> str:
     """The file of a pairing in a resume folder: a readable stem (specs may hold ``[]=;:/``,
     so only letters and digits are kept) and a hash of the whole key, which tells apart
@@ -197,11 +193,8 @@ def pairing_path(folder: str, key: dict) -> str:
 def save_pairing(path: str, key: dict, result: ArenaResult) -> None:
     """Write a pairing's key and ArenaResult as JSON, atomically and flushed to disk (a
     crash right after must leave the file whole: the next run trusts it)."""
-    data = {field.name: getattr(result, field.name) for field in dataclasses.fields(result)}
-    data.update({name: {"dtype": str(data[name].dtype), "data": data[name].tolist()} for name in _ARRAYS})
-    data.update(decisions=[int(x) for x in result.decisions], act_seconds=[float(x) for x in result.act_seconds])
-    atomic_write(path, lambda f: json.dump({"key": key, "result": data}, f), binary=False, durable=True,
-                 make_folders=True)
+    atomic_write(path, lambda f: json.dump({"key": key, "result": result.to_record()}, f), binary=False,
+                 durable=True, make_folders=True)
 
 
 def load_pairing(path: str, key: dict) -> ArenaResult:
@@ -211,23 +204,13 @@ def load_pairing(path: str, key: dict) -> ArenaResult:
     try:
         with open(path, encoding="utf-8") as f:
             saved = json.load(f)
-        stored, data = saved["key"], saved["result"]
-        arrays = {name: np.array(data[name]["data"], dtype=np.dtype(data[name]["dtype"])) for name in _ARRAYS}
-        result = ArenaResult(**{**data, **arrays})
-        _check_shapes(result)
+        stored, result = saved["key"], ArenaResult.from_record(saved["result"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"resume file {path} cannot be read ({type(exc).__name__}: {exc}); "
                          "delete it to play that pairing again") from exc
     if stored != key:
         raise ValueError(f"resume file {path} holds the pairing {stored}, not {key}")
     return result
-
-
-def _check_shapes(result: ArenaResult) -> None:
-    games = result.ranks.shape[0]
-    if (result.ranks.shape != (games, result.players) or result.scores.shape != result.ranks.shape
-            or result.truncated.shape != (games,) or result.turns.shape != (games,) or games == 0):
-        raise ValueError("the per-game arrays do not fit together")
 
 
 def _load_saved(folder: str, keys: list[dict]) -> dict[str, ArenaResult]:
