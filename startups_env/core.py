@@ -474,10 +474,13 @@ class Simulator:
         backend by ``kernels.deal_rounds``, one game at a time)."""
         s = self.state
         if self._kernels is not None:
-            self._kernels.deal_rounds(np.ascontiguousarray(games, np.intp), np.ascontiguousarray(decks, np.int8),
-                                      np.ascontiguousarray(starters, np.int8), s.deck, s.hand, s.portfolio, s.known,
-                                      s.coins, s.chip, s.market_count, s.market_head, s.market_paid, s.market_coins,
-                                      s.num_players, s.pile_pos, s.current, s.phase, s.barred, s.turn)
+            k = self._kernels
+            threaded = games.size >= k.PARALLEL_ROUNDS_FROM
+            deal = k.deal_rounds_parallel if threaded else k.deal_rounds
+            deal(k.thread_count() if threaded else 1, np.ascontiguousarray(games, np.intp),
+                 np.ascontiguousarray(decks, np.int8), np.ascontiguousarray(starters, np.int8), s.deck, s.hand,
+                 s.portfolio, s.known, s.coins, s.chip, s.market_count, s.market_head, s.market_paid, s.market_coins,
+                 s.num_players, s.pile_pos, s.current, s.phase, s.barred, s.turn)
             self._mask_cache = None
             return
         n_players = s.num_players[games].astype(np.intp)
@@ -944,7 +947,7 @@ class Simulator:
         s = self.state
         if self._kernels is not None:
             k = self._kernels
-            score = k.score_rounds_parallel if games.size >= k.PARALLEL_SCORING_FROM else k.score_rounds
+            score = k.score_rounds_parallel if games.size >= k.PARALLEL_ROUNDS_FROM else k.score_rounds
             score(games, s.hand, s.portfolio, s.coins, s.current, s.num_players, s.scores, s.threes, s.ranks)
             return
         n_players = s.num_players[games].astype(np.int16)

@@ -118,7 +118,12 @@ def serial_and_parallel(function):
 
 
 PARALLEL_FROM = 4096  # games per batch from which the step runs on numba's threads
-PARALLEL_SCORING_FROM = 128  # finished rounds from which their scoring runs on numba's threads
+PARALLEL_ROUNDS_FROM = 128  # finished rounds from which their scoring and next deal run on numba's threads
+
+
+def thread_count() -> int:
+    """How many threads numba's parallel kernels run on here."""
+    return numba.get_num_threads()
 
 
 # The element-wise rules of queries, compiled as they are: one home for each.
@@ -400,8 +405,7 @@ def _score_rounds(games, hand, portfolio, coins, current, num_players, scores, t
 score_rounds, score_rounds_parallel = serial_and_parallel(_score_rounds)
 
 
-@_jit
-def deal_rounds(games, decks, starters, deck, hand, portfolio, known, coins, chip, market_count, market_head,
+def _deal_rounds(parts, games, decks, starters, deck, hand, portfolio, known, coins, chip, market_count, market_head,
                 market_paid, market_coins, num_players, pile_pos, current, phase, barred, turn):
     """Deal a fresh round in each listed game g = games[i] from ``decks[i]`` (int8[45], the
     canonical order: the removed cards, the seats' hands, the pile), seat ``starters[i]`` to
@@ -409,28 +413,39 @@ def deal_rounds(games, decks, starters, deck, hand, portfolio, known, coins, chi
     coins; portfolios, known cards, chips and the market are cleared. (The market's stamps
     are left as they are: a card entering the market writes its own.)"""
     # Row by row, game by game within a row: the dealt games' entries of a row are near one
-    # another in memory, where one game's entries are a row apart.
+    # another in memory, where one game's entries are a row apart. The games are split into
+    # ``parts`` consecutive runs, one per thread in the threaded version.
+    for part in numba.prange(parts):
+        _deal_part(games.shape[0] * part // parts, games.shape[0] * (part + 1) // parts, games, decks, starters, deck,
+                   hand, portfolio, known, coins, chip, market_count, market_head, market_paid, market_coins,
+                   num_players, pile_pos, current, phase, barred, turn)
+
+
+@_inline
+def _deal_part(lo, hi, games, decks, starters, deck, hand, portfolio, known, coins, chip, market_count, market_head,
+               market_paid, market_coins, num_players, pile_pos, current, phase, barred, turn):
+    """:func:`_deal_rounds` for games[lo:hi]."""
     for pos in range(DECK_SIZE):
-        for i in range(games.shape[0]):
+        for i in range(lo, hi):
             deck[pos, games[i]] = decks[i, pos]
     for p in range(P):
         for c in range(C):
-            for i in range(games.shape[0]):
+            for i in range(lo, hi):
                 g = games[i]
                 hand[p, c, g] = 0
                 portfolio[p, c, g] = 0
                 known[p, c, g] = 0
-        for i in range(games.shape[0]):
+        for i in range(lo, hi):
             coins[p, games[i]] = STARTING_COINS if p < num_players[games[i]] else 0
     for c in range(C):
-        for i in range(games.shape[0]):
+        for i in range(lo, hi):
             g = games[i]
             chip[c, g] = NO_ONE
             market_count[c, g] = 0
             market_head[c, g] = 0
             market_paid[c, g] = 0
             market_coins[c, g] = 0
-    for i in range(games.shape[0]):
+    for i in range(lo, hi):
         g = games[i]
         n = num_players[g]
         for p in range(n):
@@ -441,3 +456,6 @@ def deal_rounds(games, decks, starters, deck, hand, portfolio, known, coins, chi
         phase[g] = TAKE_PHASE
         barred[g] = NO_ONE
         turn[g] = 0
+
+
+deal_rounds, deal_rounds_parallel = serial_and_parallel(_deal_rounds)

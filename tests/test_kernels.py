@@ -179,11 +179,11 @@ def test_every_action_id_has_a_mask_row():
 
 def test_the_threaded_kernels_agree_too(monkeypatch):
     """The kernels' threaded versions (used from kernels.PARALLEL_FROM games on, the
-    scoring from PARALLEL_SCORING_FROM finished rounds on) are separate compilations: the
-    same lockstep check with every batch on them."""
+    end of the rounds from PARALLEL_ROUNDS_FROM finished rounds on) are separate
+    compilations: the same lockstep check with every batch on them."""
     from startups_env import kernels
 
     monkeypatch.setattr(kernels, "PARALLEL_FROM", 1)
-    monkeypatch.setattr(kernels, "PARALLEL_SCORING_FROM", 1)
+    monkeypatch.setattr(kernels, "PARALLEL_ROUNDS_FROM", 1)
     play_lockstep(Rules(num_players=4, rounds=4, turn_cap=40), 200, 11, True, 0.7, steps=300)
     play_lockstep(Rules(num_players=6), 200, 12, False, 1.0)
