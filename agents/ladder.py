@@ -180,7 +180,6 @@ def _pairing_row(hero: str, opponent: str, result: ArenaResult, seed: int) -> di
     return row
 
 
-#: The per-game arrays of an ArenaResult, saved as lists with their dtype.
 def pairing_path(folder: str, key: dict) -> str:
     """The file of a pairing in a resume folder: a readable stem (specs may hold ``[]=;:/``,
     so only letters and digits are kept) and a hash of the whole key, which tells apart

@@ -898,8 +898,9 @@ def sample_hands(posterior: np.ndarray, log_deal: np.ndarray, need: np.ndarray, 
     draws every seat's hand from the seat's own posterior; the seats' hands are dealt from
     one pool, so the world's log-weight is the log-ratio of their joint deal to the product
     of their separate deals (-inf where together they need more cards of a company than
-    the pool holds), which makes the weighted worlds follow the joint posterior. A seat whose every composition has chance 0 (its record is
-    impossible under the model) is drawn from its deal alone.
+    the pool holds), which makes the weighted worlds follow the joint posterior. A seat
+    whose every composition has chance 0 (its record is impossible under the model) is
+    drawn from its deal alone.
     Returns (int64[7, C, m], float[m]) with m = count.sum(), game i's worlds consecutive."""
     n = count.size
     game = np.repeat(np.arange(n), count)

@@ -187,3 +187,27 @@ def test_the_threaded_kernels_agree_too(monkeypatch):
     monkeypatch.setattr(kernels, "PARALLEL_ROUNDS_FROM", 1)
     play_lockstep(Rules(num_players=4, rounds=4, turn_cap=40), 200, 11, True, 0.7, steps=300)
     play_lockstep(Rules(num_players=6), 200, 12, False, 1.0)
+
+
+def test_dealing_in_runs_of_games_deals_the_same():
+    """``kernels.deal_rounds`` splits the games into ``parts`` runs, one per thread when
+    threaded; however many runs (here on the calling thread), the deal is the same."""
+    from startups_env import kernels
+
+    sim = Simulator(Rules(), 50, seed=3, num_players=np.random.default_rng(3).integers(2, 8, 50), backend="numba")
+    for _ in range(30):
+        sim.step(sim.random_actions())
+    games = np.arange(1, 50, 2, dtype=np.intp)
+    decks = core.shuffled_decks(np.random.default_rng(4), games.size)
+    starters = np.zeros(games.size, np.int8)
+    dealt = []
+    for parts in (1, 3, games.size):
+        s = sim.state.copy()
+        kernels.deal_rounds(parts, games, decks, starters, s.deck, s.hand, s.portfolio, s.known, s.coins, s.chip,
+                            s.market_count, s.market_head, s.market_paid, s.market_coins, s.num_players, s.pile_pos,
+                            s.current, s.phase, s.barred, s.turn)
+        dealt.append(s)
+    assert not np.array_equal(dealt[0].hand, sim.state.hand)
+    for s in dealt[1:]:
+        for f in fields(s):
+            np.testing.assert_array_equal(getattr(s, f.name), getattr(dealt[0], f.name), err_msg=f.name)
