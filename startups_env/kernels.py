@@ -149,24 +149,58 @@ def draw_cost(g, seat, chip, market_count):
 
 
 @_inline
+def legal_block(legal, lo, hi, hand, coins, chip, market_count, current, phase, barred, terminated, truncated):
+    """Write the legal actions of games lo..hi-1 into their columns of ``legal`` (bool[19,
+    W]: ``legal[a, g]`` is action a's flag); all False where the game is over.
+
+    At a take, a draw the player can afford (a coin on every market card of the companies
+    whose chip it lacks) or the oldest market card of such a company; at a put-down, any
+    hand card face up, or into the market unless it was just taken from there.
+
+    Written action by action over the games, without branches (both phases' flags are
+    computed, then masked by the phase; the player's row is picked by arithmetic, not by
+    indexing): the loops over games compile to vector instructions, about ten times faster
+    over a batch than a game at a time. (The game indices are unsigned: numba wraps a signed
+    index that may be negative around at every read, which stops the vectorizing.)"""
+    lo, hi = np.uint64(lo), np.uint64(hi)
+    for g in range(lo, hi):
+        seat = current[g]
+        cost, purse = 0, 0
+        for c in range(C):
+            cost += market_count[c, g] * (chip[c, g] != seat)
+        for p in range(P):
+            purse += coins[p, g] * (seat == p)
+        legal[DRAW, g] = _taking(g, phase, terminated, truncated) & (purse >= cost)
+    for c in range(C):
+        for g in range(lo, hi):
+            legal[TAKE + c, g] = _taking(g, phase, terminated, truncated) & (market_count[c, g] > 0) & (
+                chip[c, g] != current[g])
+    for c in range(C):
+        for g in range(lo, hi):
+            held = 0  # the player's hand cards of company c
+            for p in range(P):
+                held |= hand[p, c, g] & -np.int8(current[g] == p)
+            put = _putting(g, phase, terminated, truncated) & (held > 0)
+            legal[KEEP + c, g] = put
+            legal[MARKET + c, g] = put & (c != barred[g])
+
+
+@_inline
+def _taking(g, phase, terminated, truncated):
+    """Game g is running, at a take."""
+    return (phase[g] == TAKE_PHASE) & (not (terminated[g] | truncated[g]))
+
+
+@_inline
+def _putting(g, phase, terminated, truncated):
+    """Game g is running, at a put-down."""
+    return (phase[g] != TAKE_PHASE) & (not (terminated[g] | truncated[g]))
+
+
+@_inline
 def legal_actions(legal, g, hand, coins, chip, market_count, current, phase, barred, terminated, truncated):
-    """Write game g's legal actions into column g of ``legal`` (bool[19, W]: ``legal[a, g]``
-    is action a's flag); all False once the game is over."""
-    for a in range(NUM_ACTIONS):
-        legal[a, g] = False
-    if terminated[g] or truncated[g]:
-        return
-    seat = current[g]
-    if phase[g] == TAKE_PHASE:
-        # Draw: the player must afford a coin on every market card of the companies it may take.
-        legal[DRAW, g] = coins[seat, g] >= draw_cost(g, seat, chip, market_count)
-        for c in range(C):  # take the oldest market card of a company whose chip it lacks
-            legal[TAKE + c, g] = market_count[c, g] > 0 and chip[c, g] != seat
-    else:
-        for c in range(C):  # put down a hand card: face up, or into the market unless just taken
-            held = hand[seat, c, g] > 0
-            legal[KEEP + c, g] = held
-            legal[MARKET + c, g] = held and c != barred[g]
+    """Write game g's legal actions into column g of ``legal`` (:func:`legal_block`)."""
+    legal_block(legal, g, g + 1, hand, coins, chip, market_count, current, phase, barred, terminated, truncated)
 
 
 @_inline
@@ -191,8 +225,8 @@ def new_mask(batch_size: int) -> np.ndarray:
 def legal_rows(legal, hand, coins, chip, market_count, current, phase, barred, terminated, truncated):
     """The legal mask of every game into its column of ``legal`` (bool[19, W], see
     :func:`new_mask`)."""
-    for g in range(current.shape[0]):
-        legal_actions(legal, g, hand, coins, chip, market_count, current, phase, barred, terminated, truncated)
+    legal_block(legal, 0, current.shape[0], hand, coins, chip, market_count, current, phase, barred, terminated,
+                truncated)
 
 
 @_jit
@@ -288,20 +322,28 @@ def count_illegal(legal, actions, active, terminated, truncated):
     return bad
 
 
+STEP_BLOCK = 512  # games stepped before their masks are written (while their state is in the nearest cache)
+
+
 def _step_games(actions, active, turn_cap, over, legal, hand, portfolio, known, coins, chip, market_count,
                 market_head, market_paid, market_stamp, market_coins, deck, pile_pos, num_players, current, phase,
                 barred, turn, capped, terminated, truncated):
     """Apply ``actions`` (legal, int[B]) in every running, active game; ``over`` (bool[B])
     is set where a round ended, and ``legal`` (bool[19, W], see :func:`new_mask`) receives
     every game's legal mask afterwards (stale where a round ended: the end of a round is not
-    applied here)."""
-    for g in numba.prange(actions.shape[0]):
-        over[g] = False
-        if active[g] and not (terminated[g] or truncated[g]):
-            over[g] = step_game(g, actions[g], turn_cap, hand, portfolio, known, coins, chip, market_count,
-                                market_head, market_paid, market_stamp, market_coins, deck, pile_pos, num_players,
-                                current, phase, barred, turn, capped)
-        legal_actions(legal, g, hand, coins, chip, market_count, current, phase, barred, terminated, truncated)
+    applied here). Games go in blocks of ``STEP_BLOCK``: each block is stepped game by game,
+    then its masks are written action by action (:func:`legal_block`)."""
+    b = actions.shape[0]
+    for block in numba.prange((b + STEP_BLOCK - 1) // STEP_BLOCK):
+        lo = block * STEP_BLOCK
+        hi = min(lo + STEP_BLOCK, b)
+        for g in range(lo, hi):
+            over[g] = False
+            if active[g] and not (terminated[g] or truncated[g]):
+                over[g] = step_game(g, actions[g], turn_cap, hand, portfolio, known, coins, chip, market_count,
+                                    market_head, market_paid, market_stamp, market_coins, deck, pile_pos, num_players,
+                                    current, phase, barred, turn, capped)
+        legal_block(legal, lo, hi, hand, coins, chip, market_count, current, phase, barred, terminated, truncated)
 
 
 step_games, step_games_parallel = serial_and_parallel(_step_games)
