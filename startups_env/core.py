@@ -52,6 +52,9 @@ from .queries import SLOTS, _company_rows, _read_only
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
 _SORTED_DECK = np.array(SORTED_DECK, dtype=np.int8)
+_CARD_BITS = np.int64(63)  # shuffled_decks: the card's index in the low bits of its sort key
+_KEY_BITS = ~_CARD_BITS
+_CARD_INDEX = np.arange(DECK_SIZE, dtype=np.int64)
 _NO_ONE = -1
 _NO_GAMES = np.empty(0, np.intp)  # shared, never modified: "no game ended"
 _NO_GAMES.flags.writeable = False
@@ -218,8 +221,17 @@ _ONE_GAME_SEATS = tuple(
 
 def shuffled_decks(rng: np.random.Generator, count: int) -> np.ndarray:
     """int8[count, 45] uniformly shuffled decks. Row i depends only on the generator's
-    state and i, so the first games of a seed are the same at any batch size."""
-    return _SORTED_DECK[np.argsort(rng.random((count, DECK_SIZE)), axis=1)]
+    state and i, so the first games of a seed are the same at any batch size.
+
+    Each row's 45 cards are put in the order of 45 random keys (uniform float64 in [0, 1)).
+    The keys are sorted as integers with the card's index in their lowest 6 bits (a
+    non-negative float's bits order like the float): a plain sort of numbers is about
+    twice as fast as an argsort, and keys equal in their other bits (about once in 10^11
+    decks) keep the cards' order."""
+    packed = (rng.random((count, DECK_SIZE)).view(np.int64) & _KEY_BITS) | _CARD_INDEX
+    packed.sort(axis=1)
+    np.bitwise_and(packed, _CARD_BITS, out=packed)
+    return _SORTED_DECK.take(packed)
 
 
 def is_int(value) -> bool:
