@@ -187,6 +187,16 @@ def test_the_threaded_kernels_agree_too(monkeypatch):
     monkeypatch.setattr(kernels, "PARALLEL_ROUNDS_FROM", 1)
     play_lockstep(Rules(num_players=4, rounds=4, turn_cap=40), 200, 11, True, 0.7, steps=300)
     play_lockstep(Rules(num_players=6), 200, 12, False, 1.0)
+    play_lockstep(Rules(num_players=5), 2 * kernels.STEP_BLOCK + 77, 13, True, 0.8, steps=150)
+
+
+def test_games_past_the_first_block_agree_too():
+    """The step kernel takes the games in blocks of ``kernels.STEP_BLOCK`` (stepped, then
+    their masks written); the batches above fit in one block: here three, the last one
+    partly full, on the calling thread."""
+    from startups_env import kernels
+
+    play_lockstep(Rules(num_players=3, turn_cap=50), 2 * kernels.STEP_BLOCK + 77, 14, True, 0.8, steps=150)
 
 
 def test_dealing_in_runs_of_games_deals_the_same():
