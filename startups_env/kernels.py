@@ -165,12 +165,10 @@ def legal_block(legal, lo, hi, hand, coins, chip, market_count, current, phase, 
     lo, hi = np.uint64(lo), np.uint64(hi)
     for g in range(lo, hi):
         seat = current[g]
-        cost, purse = 0, 0
-        for c in range(C):
-            cost += market_count[c, g] * (chip[c, g] != seat)
+        purse = 0
         for p in range(P):
             purse += coins[p, g] * (seat == p)
-        legal[DRAW, g] = _taking(g, phase, terminated, truncated) & (purse >= cost)
+        legal[DRAW, g] = _taking(g, phase, terminated, truncated) & (purse >= draw_cost(g, seat, chip, market_count))
     for c in range(C):
         for g in range(lo, hi):
             legal[TAKE + c, g] = _taking(g, phase, terminated, truncated) & (market_count[c, g] > 0) & (
