@@ -160,8 +160,9 @@ def legal_block(legal, lo, hi, hand, coins, chip, market_count, current, phase, 
     Written action by action over the games, without branches (both phases' flags are
     computed, then masked by the phase; the player's row is picked by arithmetic, not by
     indexing): the loops over games compile to vector instructions, about ten times faster
-    over a batch than a game at a time. (The game indices are unsigned: numba wraps a signed
-    index that may be negative around at every read, which stops the vectorizing.)"""
+    over a batch than :func:`legal_actions` game by game (the tests hold the two equal).
+    The game indices are unsigned: numba wraps a signed index that may be negative around
+    at every read, which stops the vectorizing."""
     lo, hi = np.uint64(lo), np.uint64(hi)
     for g in range(lo, hi):
         seat = current[g]
@@ -197,8 +198,26 @@ def _putting(g, phase, terminated, truncated):
 
 @_inline
 def legal_actions(legal, g, hand, coins, chip, market_count, current, phase, barred, terminated, truncated):
-    """Write game g's legal actions into column g of ``legal`` (:func:`legal_block`)."""
-    legal_block(legal, g, g + 1, hand, coins, chip, market_count, current, phase, barred, terminated, truncated)
+    """Write game g's legal actions into column g of ``legal`` (bool[19, W]: ``legal[a, g]``
+    is action a's flag); all False once the game is over. The rule of :func:`legal_block`
+    for one game, as the rulebook puts it: it indexes the player's rows directly, which a
+    single game (a rollout's move, a game whose round just ended) does faster than the
+    block's arithmetic (the search's rollouts were 15-25% slower on the block's code)."""
+    for a in range(NUM_ACTIONS):
+        legal[a, g] = False
+    if terminated[g] or truncated[g]:
+        return
+    seat = current[g]
+    if phase[g] == TAKE_PHASE:
+        # Draw: the player must afford a coin on every market card of the companies it may take.
+        legal[DRAW, g] = coins[seat, g] >= draw_cost(g, seat, chip, market_count)
+        for c in range(C):  # take the oldest market card of a company whose chip it lacks
+            legal[TAKE + c, g] = market_count[c, g] > 0 and chip[c, g] != seat
+    else:
+        for c in range(C):  # put down a hand card: face up, or into the market unless just taken
+            held = hand[seat, c, g] > 0
+            legal[KEEP + c, g] = held
+            legal[MARKET + c, g] = held and c != barred[g]
 
 
 @_inline

@@ -199,6 +199,28 @@ def test_games_past_the_first_block_agree_too():
     play_lockstep(Rules(num_players=3, turn_cap=50), 2 * kernels.STEP_BLOCK + 77, 14, True, 0.8, steps=150)
 
 
+def test_the_mask_of_a_block_is_the_mask_game_by_game():
+    """``kernels.legal_block`` (a run of games, vectorized: the step's and ``legal_rows``')
+    and ``kernels.legal_actions`` (one game: the rollouts' and ``legal_columns``') write
+    the same flags, on states of every table size at both phases and in finished games."""
+    from startups_env import kernels
+
+    sim = Simulator(Rules(turn_cap=70), 1500, seed=5, num_players=np.random.default_rng(5).integers(2, 8, 1500),
+                    backend="numba")
+    rng = np.random.default_rng(6)
+    mixed = False  # some games over while others play
+    for step in range(160):
+        s = sim.state
+        arrays = (s.hand, s.coins, s.chip, s.market_count, s.current, s.phase, s.barred, s.terminated, s.truncated)
+        block, one_by_one = kernels.new_mask(1500), kernels.new_mask(1500)
+        kernels.legal_rows(block, *arrays)
+        kernels.legal_columns(np.arange(1500, dtype=np.intp), one_by_one, *arrays)
+        np.testing.assert_array_equal(block[:, :1500], one_by_one[:, :1500], err_msg=f"step {step}")
+        mixed |= sim.done.any() and not sim.done.all()
+        sim.step(sim.random_actions(), active=rng.random(1500) < 0.9)
+    assert mixed
+
+
 def test_dealing_in_runs_of_games_deals_the_same():
     """``kernels.deal_rounds`` splits the games into ``parts`` runs, one per thread when
     threaded; however many runs (here on the calling thread), the deal is the same."""
