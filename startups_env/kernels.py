@@ -176,7 +176,7 @@ def legal_block(legal, lo, hi, hand, coins, chip, market_count, current, phase, 
                 chip[c, g] != current[g])
     for c in range(C):
         for g in range(lo, hi):
-            held = 0  # the player's hand cards of company c
+            held = 0  # the player's hand cards of company c: every bit of its row (& -1), none of the others' (& 0)
             for p in range(P):
                 held |= hand[p, c, g] & -np.int8(current[g] == p)
             put = _putting(g, phase, terminated, truncated) & (held > 0)
