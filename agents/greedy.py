@@ -27,6 +27,10 @@ def check_weight(label: str, value) -> float:
     return float(value)
 
 
+MIN_SPREAD = 0.01
+"""The smallest spread (in cards) GreedyParams accept."""
+
+
 @dataclass(frozen=True)
 class GreedyParams:
     """Weights of the greedy bot's evaluation. The defaults were tuned with the arena
@@ -34,7 +38,7 @@ class GreedyParams:
     strength is in docs/experiments.md)."""
 
     spread: float = 0.3
-    """Uncertainty (in cards) of a majority comparison when the pile is empty."""
+    """Uncertainty (in cards) of a majority comparison when the pile is empty (>= MIN_SPREAD)."""
     spread_per_card: float = 0.04
     """Extra variance per pile card still to reach each player."""
     draw_bonus: float = 0.3
@@ -54,10 +58,11 @@ class GreedyParams:
         # Checked here, not in the bot, so that ``replace(params, ...)`` is checked too.
         for f in fields(self):
             object.__setattr__(self, f.name, check_weight(f.name, getattr(self, f.name)))
-        # The logistic's scale is sqrt(spread**2 + spread_per_card * pile cards to come):
-        # a zero scale divides by zero, a negative variance takes the root of a negative.
-        if self.spread <= 0 or self.spread_per_card < 0:
-            raise ValueError(f"spread must be > 0 and spread_per_card >= 0, got spread={self.spread!r}, "
+        # The logistic's scale is sqrt(spread**2 + spread_per_card * pile cards to come): a
+        # negative variance takes the root of a negative, and a scale below MIN_SPREAD
+        # overflows the exp of a card's margin (_company_values), a step function anyway.
+        if not self.spread >= MIN_SPREAD or self.spread_per_card < 0:
+            raise ValueError(f"spread must be >= {MIN_SPREAD} and spread_per_card >= 0, got spread={self.spread!r}, "
                              f"spread_per_card={self.spread_per_card!r}")
 
 
@@ -126,6 +131,8 @@ class GreedyAgent(Agent):
 # All arrays keep the game axis last (see startups_env.agents.features).
 
 _OFFSETS = np.array([-1.0, 0.0, 1.0], np.float32)[:, None, None]  # holdings -1, +0, +1
+# The logistic's exp is clipped to this range of margins (in units of its scale).
+_EXP_LOW, _EXP_HIGH = math.exp(-30.0), math.exp(30.0)
 
 
 def _exp(x: np.ndarray) -> np.ndarray:
@@ -146,11 +153,16 @@ def _company_values(f: Features, params: GreedyParams) -> tuple[np.ndarray, np.n
     total = rivals.sum(axis=0)  # [C, B] what a sole leader collects
     future_cards = f.pile / np.maximum(f.num_players, 1.0)  # pile cards still to reach each player
     scale = np.sqrt(np.float32(params.spread ** 2) + np.float32(params.spread_per_card) * future_cards)  # [B]
-    m = f.holdings[None] + _OFFSETS  # [3, C, B]
     # Half a card of margin is the tie line: a lead needs +1, a loss -1. Logistic chances
     # from one exp: p_lead = 1 / (1 + a / e), p_lose = 1 / (1 + a * e), e = exp(margin).
-    e = _exp(np.clip((m - best[None]) / scale, -30.0, 30.0))
     a = _exp(0.5 / scale)
+    # One exp per company: a card more or less multiplies e by exp(1 / scale) = a * a.
+    # (float64: while the spread is >= MIN_SPREAD, e_now overflows or underflows only where a
+    # card more or less would still be clipped.)
+    e_now = np.exp(((f.holdings - best) / scale).astype(np.float64))  # [C, B]
+    step = a.astype(np.float64) * a.astype(np.float64)
+    e = np.clip(np.stack([e_now / step, e_now, e_now * step]), _EXP_LOW, _EXP_HIGH).astype(np.float32)
+    m = f.holdings[None] + _OFFSETS  # [3, C, B]
     p_lead = e / (e + a)
     p_lose = 1.0 / (1.0 + a * e)
     value = p_lead * (3.0 * total)[None] - p_lose * np.maximum(m, 0.0)

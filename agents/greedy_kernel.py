@@ -43,9 +43,10 @@ from startups_env.kernels import arrays, card_coins, takes_chip
 from startups_env.rules import (COMPANY_SIZES, HAND_SIZE, MAX_PLAYERS, NUM_ACTIONS, NUM_COMPANIES,
                                 PUT_PHASE, Action)
 
+from . import greedy
 from .greedy import GreedyParams
 
-kernels.forget_stale_cache(__file__, kernels.__file__, queries.__file__)
+kernels.forget_stale_cache(__file__, kernels.__file__, queries.__file__, greedy.__file__)
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
 if (P, C) != (7, 6):  # (greedy_scores_game lists every seat and every company in tuples)
@@ -53,6 +54,7 @@ if (P, C) != (7, 6):  # (greedy_scores_game lists every seat and every company i
 DRAW, TAKE, KEEP, MARKET = int(Action.DRAW), int(Action.TAKE), int(Action.KEEP), int(Action.MARKET)
 _SIZES = np.array(COMPANY_SIZES, np.int64)
 _F32 = np.float32
+_EXP_LOW, _EXP_HIGH = greedy._EXP_LOW, greedy._EXP_HIGH
 
 def kernel_params(params: GreedyParams) -> tuple:
     """GreedyParams as the kernels take them: the tuple of its fields, in declaration order,
@@ -144,14 +146,19 @@ def _rivals(s, g, seat, n, c, odds, hidden_hands):
 
 
 @_jit
-def _value(m, best, total, scale, a):
+def _exp_margin(m, best, scale):
+    """float64: the exp of my margin (m - best) / scale, divided in float32 as numpy does.
+    A card more or less multiplies it by exp(1 / scale) (greedy._company_values)."""
+    return np.exp(np.float64((m - best) / scale))
+
+
+@_jit
+def _value(e, m, total, a):
     """(value, p_lead), float32: the worth of a company at my holdings ``m`` against rivals
-    expecting ``best`` at most and ``total`` together, and my chance to end as its sole
-    leader (greedy._company_values)."""
-    x = (m - best) / scale
-    x = _F32(-30.0) if x < _F32(-30.0) else x  # (np.clip)
-    x = _F32(30.0) if x > _F32(30.0) else x
-    e = _F32(np.exp(np.float64(x)))
+    expecting ``total`` cards together, and my chance to end as its sole leader, from
+    ``e``, the exp of my margin over the best rival (float64, clipped here to the range
+    numpy clips it to; greedy._company_values)."""
+    e = _F32(min(max(e, _EXP_LOW), _EXP_HIGH))
     p_lead = e / (e + a)
     p_lose = _F32(1.0) / (_F32(1.0) + a * e)
     return p_lead * (_F32(3.0) * total) - p_lose * (m if m >= _F32(0.0) else _F32(0.0)), p_lead
@@ -207,6 +214,7 @@ def _scores(s, g, hands, hand_row, hand_column, params, out):
     future_cards = _F32(pile_left(s.pile_pos[g])) / max(_F32(n), _F32(1.0))
     scale = np.sqrt(_F32(spread * spread) + _F32(spread_per_card) * future_cards)
     a = _F32(np.exp(np.float64(_F32(0.5) / scale)))  # half a card of margin: the tie line
+    step = np.float64(a) * np.float64(a)  # exp(1 / scale): one card more of margin
     # (Per-company and per-seat counts packed into integers: kept in registers, where arrays
     # would be allocated on every call.)
     unseen, unseen_total = 0, 0  # the cards I cannot see, by company
@@ -240,11 +248,12 @@ def _scores(s, g, hands, hand_row, hand_column, params, out):
         # costs an integer division.)
         wins_chip = (takes_chip(chip, s.portfolio[seat, c, g] + 1, s.portfolio[chip if chip >= 0 else seat, c, g])
                      and chip != seat)  # (holding it already: no win)
-        v_now, lead = _value(holdings, best, total, scale, a)
+        e = _exp_margin(holdings, best, scale)
+        v_now, lead = _value(e, holdings, total, a)
         keep = _keep_value(lead, reveals, wins_chip, params) if held else -np.inf
         market = _F32(-np.inf)
-        if held and c != barred:  # (its exp is paid only where the value is used)
-            v_less, _ = _value(holdings - _F32(1.0), best, total, scale, a)
+        if held and c != barred:  # (computed only where the value is used)
+            v_less, _ = _value(e / step, holdings - _F32(1.0), total, a)
             market = _market_value(lead, v_now, v_less, params)
         if put:
             out[KEEP + c] = _F32(keep)
@@ -259,7 +268,7 @@ def _scores(s, g, hands, hand_row, hand_column, params, out):
         elif market > second_market:
             second_market = market
         # Gained by a take, the card counts one higher. (out holds these until the loop below.)
-        v_more, lead_more = _value(holdings + _F32(1.0), best, total, scale, a)
+        v_more, lead_more = _value(e * step, holdings + _F32(1.0), total, a)
         out[TAKE + c] = v_more - v_now  # the value of one more card of company c
         out[KEEP + c] = lead_more
         out[MARKET + c] = _market_value(lead_more, v_more, v_now, params)  # the gained card into the market

@@ -940,14 +940,14 @@ def test_greedy_rejects_non_finite_parameters(bad):
     assert agent.params.chip_value == -1 and agent.params.spread == pytest.approx(0.5)
 
 
-@pytest.mark.parametrize("overrides", [{"spread": 0.0}, {"spread": -0.3}, {"spread_per_card": -0.01},
+@pytest.mark.parametrize("overrides", [{"spread": 0.0}, {"spread": -0.3}, {"spread": 0.009}, {"spread_per_card": -0.01},
                                        {"spread": 0.0, "spread_per_card": 0.0}])
 def test_greedy_rejects_spreads_that_give_no_probability(overrides):
     """A negative spread_per_card made the bot's win chances NaN, so it played its first
     legal action everywhere (argmax of NaN scores) with no error; a zero spread divides by
     zero once the pile is empty; a negative spread is the positive one squared (refused as
-    meaningless)."""
-    with pytest.raises(ValueError, match="spread must be > 0 and spread_per_card >= 0"):
+    meaningless); below 0.01 a card's margin overflows the logistic's exp."""
+    with pytest.raises(ValueError, match="spread must be >= 0.01 and spread_per_card >= 0"):
         make_agent("greedy", **overrides)
     make_agent("greedy", spread=0.01, spread_per_card=0.0)
 

@@ -13,7 +13,7 @@ pytest.importorskip("numba")
 
 from startups_env.agents import act_for_seats, greedy_kernel, make_agent, search  # noqa: E402
 from startups_env.agents.features import state_features  # noqa: E402
-from startups_env.agents.greedy import GreedyParams, best_legal, greedy_actions, greedy_scores  # noqa: E402
+from startups_env.agents.greedy import MIN_SPREAD, GreedyParams, best_legal, greedy_actions, greedy_scores  # noqa: E402
 from startups_env.agents.search import determinize, put_down_log_likelihood  # noqa: E402
 from startups_env.core import Simulator, State, public_state  # noqa: E402
 from startups_env.history import History  # noqa: E402
@@ -23,6 +23,10 @@ from startups_env.rules import DECK_SIZE, MAX_PLAYERS, MIN_PLAYERS, Rules  # noq
 # narrow spread (logistics near 0 and 1, exps clipped), a bonus that makes draws lose.
 ODD_PARAMS = GreedyParams(spread=0.05, spread_per_card=0.0, draw_bonus=-2.0, commit_weight=-0.3,
                           hide_penalty=-0.5, chip_value=0.7, feed_penalty=-1.0)
+# The narrowest spread accepted: a card's margin is 100 units of the logistic's scale, so the
+# exp of a margin overflows and underflows (the exps of a card more and a card less are
+# derived from it, not computed afresh).
+NARROWEST = GreedyParams(spread=MIN_SPREAD, spread_per_card=0.0)
 
 
 def _concat(states: list[State]) -> State:
@@ -65,12 +69,12 @@ def test_the_positions_cover_every_kind_of_state(positions):
     assert (s.market_count.sum(axis=0) >= 4).sum() > 200 and (s.market_take_coins() >= 3).any(axis=0).sum() > 500
 
 
-@pytest.mark.parametrize("params", [GreedyParams(), ODD_PARAMS], ids=["default", "odd"])
+@pytest.mark.parametrize("params", [GreedyParams(), ODD_PARAMS, NARROWEST], ids=["default", "odd", "narrowest"])
 def test_scores_equal_the_numpy_greedys_bit_for_bit(positions, params):
     want = greedy_scores(state_features(positions), params)
     got = greedy_kernel.greedy_scores_state(positions, params)
     assert _same_bits(got, want)
-    assert np.isfinite(got).any(axis=0).all() and (got == -np.inf).any()
+    assert np.isfinite(got).any(axis=0).all() and (got == -np.inf).any() and not np.isnan(got).any()
 
 
 def test_scores_equal_on_hands_no_game_deals(positions):
