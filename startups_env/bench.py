@@ -11,6 +11,8 @@ and every reset included:
     aec_bare players=4 decisions_per_s=...        that loop over a do-nothing env (bench._BareEnv): its ceiling
     search players=4 backend=... games=8 seconds_per_decision=...   the search bot at its default budget, seat 0
                                                   of 8 games against greedy bots (one batch), per backend
+    search_speedup players=4 numba_over_numpy=...  numpy's time per search decision over numba's: the median of
+                                                  the ratios of runs on the same games, one after the other
     observe B=4096 players=4 obs_per_s=...        observe.observe() of the player to act, B games at once
     state_bytes_per_game=...                      the numpy State of one game (Simulator caches excluded)
 
@@ -270,11 +272,17 @@ def main(argv=None) -> None:
     rate = _median(lambda seed: aec_bare_rate(p, seconds, seed), r)
     print(f"aec_bare players={p} decisions_per_s={rate}", flush=True)
     if args.search_games:
+        # Each seed's games on every backend in turn, so that the ratio is taken within a
+        # pair of runs moments apart (the machine's speed drifts between runs).
+        runs = [{backend: search_seconds_per_decision(p, args.search_games, seed, backend) for backend in backends}
+                for seed in range(r)]
         for backend in backends:
-            value = statistics.median(search_seconds_per_decision(p, args.search_games, seed, backend)
-                                      for seed in range(r))
+            value = statistics.median(run[backend] for run in runs)
             print(f"search players={p} backend={backend} games={args.search_games} "
                   f"seconds_per_decision={value:.4f}", flush=True)
+        if "numba" in backends:
+            ratio = statistics.median(run["numpy"] / run["numba"] for run in runs)
+            print(f"search_speedup players={p} numba_over_numpy={ratio:.2f}", flush=True)
     if args.observe_batch:
         rate = _median(lambda seed: observe_rate(p, args.observe_batch, seconds, seed), r)
         print(f"observe B={args.observe_batch} players={p} obs_per_s={rate}", flush=True)

@@ -3,6 +3,8 @@
 
 import re
 
+import pytest
+
 from helpers import INSTALLED_BACKENDS
 from startups_env import bench
 
@@ -21,3 +23,9 @@ def test_the_benchmark_prints_every_figure_per_backend(capsys):
     assert aec == [f"aec players=4 backend={backend}" for backend in INSTALLED_BACKENDS] + ["aec_bare players=4"]
     assert re.search(r"^observe B=8 players=4 obs_per_s=\d+$", out, re.M)
     assert re.search(r"^state_bytes_per_game=\d+$", out, re.M)
+    if "numba" in INSTALLED_BACKENDS:  # numpy's time over numba's (one run each here)
+        seconds = {backend: float(re.search(rf"^search players=4 backend={backend} games=1 "
+                                            r"seconds_per_decision=([\d.]+)$", out, re.M).group(1))
+                   for backend in ("numpy", "numba")}
+        speedup = float(re.search(r"^search_speedup players=4 numba_over_numpy=([\d.]+)$", out, re.M).group(1))
+        assert speedup == pytest.approx(seconds["numpy"] / seconds["numba"], rel=0.05)
