@@ -80,6 +80,14 @@ def wilson_interval(wins: int, n: int, z: float = WILSON_Z) -> tuple[float, floa
     return lo, hi
 
 
+def error_bars(points: np.ndarray, ci: np.ndarray) -> np.ndarray:
+    """float[2, k]: matplotlib's ``xerr`` for points with intervals ``ci`` (float[k, 2]), the
+    lengths below and above each point, at least 0. A bootstrap interval need not hold its
+    point estimate (a fit on every deal can land a rounding error past the replicates'
+    extreme), and matplotlib refuses a negative length."""
+    return np.maximum(np.stack([points - ci[:, 0], ci[:, 1] - points]), 0.0)
+
+
 @dataclass
 class ArenaResult:
     """Outcome of :func:`run_arena`. Per-game arrays are indexed [game, entry]."""
@@ -236,7 +244,7 @@ class ArenaResult:
         if self.rated:
             points = np.array([r["rating"] for r in rows])
             ci = np.array([r["rating_ci"] for r in rows])
-            ax1.errorbar(points, y, xerr=[points - ci[:, 0], ci[:, 1] - points], fmt="o", capsize=4)
+            ax1.errorbar(points, y, xerr=error_bars(points, ci), fmt="o", capsize=4)
             ax1.axvline(0.0, color="grey", lw=0.8, ls="--")
             ax1.set_xlabel("rating, Elo-like points (95% bootstrap CI)")
         else:
@@ -245,7 +253,7 @@ class ArenaResult:
         ax1.invert_yaxis()
         wr = np.array([r["win_rate"] for r in rows])
         ci = np.array([r["win_ci"] for r in rows])
-        ax2.errorbar(wr, y, xerr=[wr - ci[:, 0], ci[:, 1] - wr], fmt="s", capsize=4, color="tab:orange")
+        ax2.errorbar(wr, y, xerr=error_bars(wr, ci), fmt="s", capsize=4, color="tab:orange")
         ax2.axvline(1.0 / self.players, color="grey", lw=0.8, ls="--")
         ax2.set_xlabel("win rate (95% Wilson CI)")
         fig.suptitle(f"{self.players} players, {self.games} games, seed {self.seed}")

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from startups_env.agents import Agent, act_for_seats, make_agent
-from startups_env.agents.arena import ArenaResult, main, played_share, run_arena, wilson_interval
+from startups_env.agents.arena import ArenaResult, error_bars, main, played_share, run_arena, wilson_interval
 from startups_env.agents.registry import build_agent, parse_agent_spec
 from startups_env.agents.random_agent import uniform_legal
 from startups_env import Rules, Simulator
@@ -144,6 +144,18 @@ def test_cli_writes_json_csv_and_plot(tmp_path, capsys):
     assert table.read_text().splitlines()[0].startswith("name,win_rate,win_ci_lo,win_ci_hi")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "win rate" in capsys.readouterr().out
+
+
+def test_error_bars_never_have_negative_length():
+    """A 6-game arena's bootstrap interval for the random bot's rating ended 2e-11 below its
+    point (the fit on all deals and on a replicate of the same deals round apart), and the
+    plot's errorbar call refused it."""
+    points = np.array([-203.8954039723929, 0.5])
+    ci = np.array([[-239.76528861206435, -203.8954039724164], [0.25, 0.75]])
+    bars = error_bars(points, ci)
+    assert bars.shape == (2, 2) and (bars >= 0).all()
+    assert bars[:, 1] == pytest.approx([0.25, 0.25]) and bars[0, 0] == pytest.approx(35.87, abs=0.01)
+    assert bars[1, 0] == 0.0
 
 
 @pytest.mark.parametrize("argv, message", [
