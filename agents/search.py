@@ -33,10 +33,10 @@ For each decision with more than one legal action the bot
    ``determinizations`` worlds (more late in the game, where rollouts are short; fewer
    where there are more than ``halving_width`` candidates), then the better half gets
    twice as many fresh worlds, and so on for ``halving_rounds`` rounds (more where
-   there are many candidates); the first action of the best survivor is played. The
-   greedy bot's own move is favoured: a plan that starts with it counts ``greedy_anchor``
-   more (in units of the value), so the search leaves it only where the rollouts say
-   clearly better, a hedge against opponents its model misreads.
+   there are many candidates); the first action of the best survivor is played.
+   Optionally the greedy bot's own move is favoured: a plan that starts with it counts
+   ``greedy_anchor`` more (in units of the value), so the search leaves it only where the
+   rollouts say clearly better, a hedge against opponents its model misreads.
 
 In the round game a rollout stops at the end of the current round and is valued by
 that round's result (rolling out all four rounds would cost four times as much for
@@ -48,14 +48,16 @@ weighs the two per opponent from what the table saw: its older put-downs of the 
 then its last two read with the sampled hands. A greedy-like opponent is read and rolled
 out as greedy; one whose put-downs greedy explains worse than chance is treated more and
 more as random (its put-downs say less about its hand, and it moves at random in the
-rollouts). A style that plays much like greedy (the ladder's hoarder and spoiler) is
-taken for greedy; the ladder (every bot against every style) shows what each assumption
-costs. ``opponent_model="greedy"`` assumes greedy opponents throughout, ``"random"``
+rollouts). The put-down model is sharp by default (``inference_temperature``), so a
+put-down that greedy would not have made with any likely hand counts strongly against
+the seat being greedy: a style that departs from greedy now and then (the ladder's
+hoarder, less so its spoiler) is taken for random more and more often as its put-downs
+add up; the ladder (every bot against every style) shows what each assumption costs. ``opponent_model="greedy"`` assumes greedy opponents throughout, ``"random"``
 random ones.
 
 Cost: ``python -m startups_env.bench`` prints the seconds per decision at the default
-budget (144 worlds, whole turns with 3 put-downs per take, hands read from the last two
-put-downs, the adaptive opponent model) on each backend. Its strength against the other
+budget (144 worlds, rollouts of up to 20 turns, whole turns with 3 put-downs per take,
+hands read from the last two put-downs, the adaptive opponent model) on each backend. Its strength against the other
 bots, and what each part of the search (hand reading, budget, whole turns, opponent model, rollout policy, backend)
 was measured to be worth, is logged in the repository's docs/experiments.md.
 
@@ -188,7 +190,7 @@ class SearchAgent(Agent):
             own scores (0: all legal actions).
         horizon: rollouts stop after this many turns and the game is scored as it stands
             (the simulator's turn-cap scoring: hands added, as if the pile had run out);
-            0: play every rollout to the end. (The default of 12 was chosen by
+            0: play every rollout to the end. (The default of 20 was chosen by
             measurement: docs/experiments.md.)
         value: ``"soft"`` (default): a logistic of the mover's final score margin over the
             best rival, ``1 / (1 + exp(-(margin + 0.5) / soft_scale))`` (a win has margin
@@ -213,9 +215,11 @@ class SearchAgent(Agent):
         greedy_anchor: a margin, in units of the rollout value (``value``), by which
             another plan's mean value must beat that of the greedy bot's own move (the plans
             that start with it) to be played instead: a hedge against an opponent model
-            that misleads the rollouts (0: none). The default, 0.03, is about half a point
-            of final margin under ``value="soft"`` (chosen by measurement:
-            docs/experiments.md).
+            that misleads the rollouts (default 0: none; 0.03 is about half a point of
+            final margin under ``value="soft"``). With the sharp default
+            ``inference_temperature`` the search holds up against the ladder's styles
+            without it, and it costs strength against greedy players
+            (docs/experiments.md).
         halving_width: a decision with more candidates than this starts sequential
             halving with proportionally fewer worlds per candidate and halves more often
             (down to one survivor), so that every round costs about as much as a round
@@ -225,7 +229,10 @@ class SearchAgent(Agent):
             ``"history"``); False: uniform hands, and no history is needed.
         inference_temperature: the noise of the put-down model, in units of the greedy
             bot's scores: ``P(put-down) ~ exp(score / inference_temperature)``. Lower
-            trusts the model more (fewer distinct hands survive).
+            trusts the model more (fewer distinct hands survive), and under the adaptive
+            model a put-down that greedy would not have made counts more against the seat
+            being greedy. The default, 0.03, is sharp: the greedy bot itself is
+            deterministic (chosen by measurement: docs/experiments.md).
         read_takes: hand reading also weighs each hypothesis by how likely the take of the
             player's latest turn (a draw, or which market card) was with the hand it implies
             (default False: put-downs only; measured no stronger, docs/experiments.md).
@@ -272,13 +279,13 @@ class SearchAgent(Agent):
     OPPONENT_MODELS = ("greedy", "random", "adaptive")
 
     def __init__(self, seed: int | None = None, determinizations: int = 144, halving_rounds: int = 2,
-                 max_candidates: int = 0, horizon: int = 12, value: str = "soft", soft_scale: float = 4.0,
+                 max_candidates: int = 0, horizon: int = 20, value: str = "soft", soft_scale: float = 4.0,
                  max_world_factor: float = 4.0, rollouts: int = 1, rollout_epsilon: float = 0.0,
                  rules: Rules | None = None, max_rollouts: int = 1 << 16, greedy: GreedyParams | None = None,
                  turn_puts: int = 3, halving_width: int = 8, infer_hands: bool = True,
-                 inference_temperature: float = 0.5, inference_oversample: int = 6,
+                 inference_temperature: float = 0.03, inference_oversample: int = 6,
                  opponent_model: str = "adaptive", rollout_policy: Agent | None = None, backend: str | None = None,
-                 greedy_prior: float = 0.5, read_takes: bool = False, greedy_anchor: float = 0.03):
+                 greedy_prior: float = 0.5, read_takes: bool = False, greedy_anchor: float = 0.0):
         super().__init__(seed)
         for label, number, low in (("determinizations", determinizations, 1), ("rollouts", rollouts, 1),
                                    ("max_rollouts", max_rollouts, 1), ("halving_rounds", halving_rounds, 0),
