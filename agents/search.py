@@ -52,19 +52,21 @@ rollouts). The put-down model is sharp by default (``inference_temperature``), s
 put-down that greedy would not have made with any likely hand counts strongly against
 the seat being greedy: a style that departs from greedy now and then (the ladder's
 hoarder, less so its spoiler) is taken for random more and more often as its put-downs
-add up; the ladder (every bot against every style) shows what each assumption costs. ``opponent_model="greedy"`` assumes greedy opponents throughout, ``"random"``
-random ones.
+add up; the ladder (every bot against every style) shows what each assumption costs.
+``opponent_model="greedy"`` assumes greedy opponents throughout, ``"random"`` random
+ones.
 
 Cost: ``python -m startups_env.bench`` prints the seconds per decision at the default
 budget (144 worlds, rollouts of up to 20 turns, whole turns with 3 put-downs per take,
-hands read from the last two put-downs, the adaptive opponent model) on each backend. Its strength against the other
-bots, and what each part of the search (hand reading, budget, whole turns, opponent model, rollout policy, backend)
-was measured to be worth, is logged in the repository's docs/experiments.md.
+hands read from the last two put-downs, the adaptive opponent model) on each backend.
+Its strength against the other bots, and what each part of the search (hand reading,
+budget, whole turns, opponent model, rollout policy, backend) was measured to be worth,
+is logged in the repository's docs/experiments.md.
 
 All rollouts of all games the bot is asked to move in (a whole arena batch) run in one
-batch (one compiled call on the numba backend), so the per-decision cost shrinks with the
-batch. All game logic comes from ``startups_env.core`` and ``startups_env.kernels``: the
-bot only samples hidden cards and reads results.
+batch (one compiled call on the numba backend), so the per-decision cost shrinks with
+the batch. All game logic comes from ``startups_env.core`` and ``startups_env.kernels``:
+the bot only samples hidden cards and reads results.
 """
 
 from __future__ import annotations
