@@ -28,4 +28,6 @@ def test_the_benchmark_prints_every_figure_per_backend(capsys):
                                             r"seconds_per_decision=([\d.]+)$", out, re.M).group(1))
                    for backend in ("numpy", "numba")}
         speedup = float(re.search(r"^search_speedup players=4 numba_over_numpy=([\d.]+)$", out, re.M).group(1))
-        assert speedup == pytest.approx(seconds["numpy"] / seconds["numba"], rel=0.05)
+        # (printed to 2 decimals, the times to 4: a fresh clone compiles the rollouts inside
+        # this one timed run, so the ratio can be far below 1)
+        assert speedup == pytest.approx(seconds["numpy"] / seconds["numba"], rel=0.05, abs=0.006)
