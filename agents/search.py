@@ -257,6 +257,11 @@ class SearchAgent(Agent):
             hands). It tells random players from greedy ones well, and styles that play
             much like greedy (hoarder, spoiler) poorly (docs/experiments.md).
         greedy_prior: the adaptive model's prior chance that a player is greedy.
+        types_per_world: how the adaptive model plays a seat in the rollouts. False: at
+            each of its moves, a uniformly random one with the chance that it is not greedy
+            (a seat believed greedy with chance 0.5 plays half its moves at random). True:
+            each sampled world draws the seat's type once, greedy with the chance that it
+            is greedy, and the seat plays as that type throughout the world's rollouts.
         rollout_policy: how the rollouts play the searching seat's own later moves: None
             (default) for greedy, like every other seat, or an
             :class:`~startups_env.agents.base.Agent` that acts from observations alone; it
@@ -287,7 +292,8 @@ class SearchAgent(Agent):
                  turn_puts: int = 3, halving_width: int = 8, infer_hands: bool = True,
                  inference_temperature: float = 0.03, inference_oversample: int = 6,
                  opponent_model: str = "adaptive", rollout_policy: Agent | None = None, backend: str | None = None,
-                 greedy_prior: float = 0.5, read_takes: bool = False, greedy_anchor: float = 0.0):
+                 greedy_prior: float = 0.5, read_takes: bool = False, greedy_anchor: float = 0.0,
+                 types_per_world: bool = False):
         super().__init__(seed)
         for label, number, low in (("determinizations", determinizations, 1), ("rollouts", rollouts, 1),
                                    ("max_rollouts", max_rollouts, 1), ("halving_rounds", halving_rounds, 0),
@@ -336,6 +342,7 @@ class SearchAgent(Agent):
         self.inference_oversample = int(inference_oversample)
         self.read_takes = bool(read_takes)
         self.greedy_anchor = float(greedy_anchor)
+        self.types_per_world = bool(types_per_world)
         # None: the searching seat plays greedy in the rollouts, like every other seat.
         self.rollout_policy = _rollout_policy(rollout_policy, self.rng)
         self.backend = resolve_backend(backend)
@@ -489,7 +496,8 @@ class SearchAgent(Agent):
         offset = np.arange(world_row.size) - np.repeat(np.cumsum(reps) - reps, reps)
         candidate = first[game_of_world[world_row]] + offset // self.rollouts  # index into cand_*
         mover = seat[game_of_world[world_row]]
-        belief = None if pool is None or pool.greedy_belief is None else pool.greedy_belief[game_of_world[world_row]]
+        belief = self._world_greedy_chance(pool, game_of_world)
+        belief = None if belief is None else belief[world_row]
         values = self._rollout(sampled.take(world_row), cand_plan[candidate], mover, self._random_chance(mover, belief))
         flat = cand_game[candidate] * NUM_PLANS + cand_plan[candidate]
         sums = np.bincount(flat, weights=values, minlength=n * NUM_PLANS).reshape(n, NUM_PLANS)
@@ -624,6 +632,19 @@ class SearchAgent(Agent):
         for part_rows, part in zip(finished_rows, finished_states):
             values[part_rows] = self._value(part, mover[part_rows])
         return values
+
+    def _world_greedy_chance(self, pool: WorldPool | None, game_of_world: np.ndarray) -> np.ndarray | None:
+        """float[w, 7] or None (the prior): per sampled world (game_of_world int[w]), the
+        chance that each seat plays greedy in the rollouts from it. With ``types_per_world``
+        under the adaptive model, each world draws every seat's type once from the belief
+        (1: greedy, 0: random), so that all the candidates rolled out from the world meet
+        the same opponents, each played consistently as one type."""
+        belief = None if pool is None or pool.greedy_belief is None else pool.greedy_belief[game_of_world]
+        if not (self.types_per_world and self.opponent_model == "adaptive"):
+            return belief
+        if belief is None:
+            belief = np.full((game_of_world.size, P), self.greedy_prior)
+        return (self.rng.random(belief.shape) < belief).astype(np.float64)
 
     def _random_chance(self, mover: np.ndarray, belief: np.ndarray | None) -> np.ndarray:
         """float[m, 7]: per rollout and seat, the chance of a uniformly random move:
