@@ -262,6 +262,8 @@ class SearchAgent(Agent):
             (a seat believed greedy with chance 0.5 plays half its moves at random). True:
             each sampled world draws the seat's type once, greedy with the chance that it
             is greedy, and the seat plays as that type throughout the world's rollouts.
+            Default False: True was measured stronger against greedy players and weaker
+            against the ladder's spoiler (docs/experiments.md).
         rollout_policy: how the rollouts play the searching seat's own later moves: None
             (default) for greedy, like every other seat, or an
             :class:`~startups_env.agents.base.Agent` that acts from observations alone; it
