@@ -264,6 +264,10 @@ class SearchAgent(Agent):
             is greedy, and the seat plays as that type throughout the world's rollouts.
             Default False: True was measured stronger against greedy players and weaker
             against the ladder's spoiler (docs/experiments.md).
+        other_type_epsilon: how the adaptive model's second type plays in the rollouts: a
+            uniformly random move with this chance at each of its moves, else the greedy
+            bot's (default 1: a uniformly random player). Hand reading still weighs the
+            two types by greedy against uniform put-downs.
         rollout_policy: how the rollouts play the searching seat's own later moves: None
             (default) for greedy, like every other seat, or an
             :class:`~startups_env.agents.base.Agent` that acts from observations alone; it
@@ -295,7 +299,7 @@ class SearchAgent(Agent):
                  inference_temperature: float = 0.03, inference_oversample: int = 6,
                  opponent_model: str = "adaptive", rollout_policy: Agent | None = None, backend: str | None = None,
                  greedy_prior: float = 0.5, read_takes: bool = False, greedy_anchor: float = 0.0,
-                 types_per_world: bool = False):
+                 types_per_world: bool = False, other_type_epsilon: float = 1.0):
         super().__init__(seed)
         for label, number, low in (("determinizations", determinizations, 1), ("rollouts", rollouts, 1),
                                    ("max_rollouts", max_rollouts, 1), ("halving_rounds", halving_rounds, 0),
@@ -314,6 +318,8 @@ class SearchAgent(Agent):
             raise ValueError(f"soft_scale must be positive, got {soft_scale!r}")
         if not 0.0 < greedy_prior < 1.0:
             raise ValueError(f"greedy_prior must be in (0, 1), got {greedy_prior!r}")
+        if not 0.0 < other_type_epsilon <= 1.0:
+            raise ValueError(f"other_type_epsilon must be in (0, 1], got {other_type_epsilon!r}")
         if not 0.0 <= greedy_anchor < 1.0:
             raise ValueError(f"greedy_anchor must be in [0, 1), got {greedy_anchor!r}")
         if not inference_temperature > 0:
@@ -345,6 +351,7 @@ class SearchAgent(Agent):
         self.read_takes = bool(read_takes)
         self.greedy_anchor = float(greedy_anchor)
         self.types_per_world = bool(types_per_world)
+        self.other_type_epsilon = float(other_type_epsilon)
         # None: the searching seat plays greedy in the rollouts, like every other seat.
         self.rollout_policy = _rollout_policy(rollout_policy, self.rng)
         self.backend = resolve_backend(backend)
@@ -652,7 +659,8 @@ class SearchAgent(Agent):
         """float[m, 7]: per rollout and seat, the chance of a uniformly random move:
         ``rollout_epsilon`` for every seat, and for the other seats 1 under the random
         opponent model, or under the adaptive one the chance that the seat is not greedy
-        (``belief`` float[m, 7], the chance that it is; None: the prior)."""
+        (``belief`` float[m, 7], the chance that it is; None: the prior) times
+        ``other_type_epsilon``."""
         m = mover.size
         chance = np.full((m, P), self.rollout_epsilon)
         others = np.arange(P)[None, :] != mover[:, None]
@@ -660,7 +668,8 @@ class SearchAgent(Agent):
             chance[others] = 1.0
         elif self.opponent_model == "adaptive":
             greedy = np.full((m, P), self.greedy_prior) if belief is None else belief
-            chance = np.where(others, 1.0 - (1.0 - chance) * greedy, chance)
+            greedy_move = greedy + (1.0 - greedy) * (1.0 - self.other_type_epsilon)
+            chance = np.where(others, 1.0 - (1.0 - chance) * greedy_move, chance)
         return chance
 
     def _value(self, state: State, mover: np.ndarray) -> np.ndarray:

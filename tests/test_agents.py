@@ -980,3 +980,23 @@ def test_types_per_world_draw_each_seat_once_per_world_by_its_belief():
     mixed = SearchAgent(seed=0, types_per_world=False)._world_greedy_chance(pool, game_of_world)
     np.testing.assert_array_equal(mixed, belief[game_of_world])  # per move: the belief itself
     assert SearchAgent(seed=0, types_per_world=False)._world_greedy_chance(None, game_of_world) is None
+
+
+@pytest.mark.parametrize("types_per_world", [False, True])
+def test_other_type_epsilon_sets_the_random_moves_of_the_adaptive_models_second_type(types_per_world):
+    """The adaptive model's second type moves at random with chance ``other_type_epsilon``:
+    a seat greedy with chance g (drawn 0/1 per world with ``types_per_world``) moves at
+    random with chance (1 - g) * epsilon, and with ``rollout_epsilon`` r on top of that,
+    1 - (1 - r)(1 - (1 - g) epsilon). The mover keeps r alone."""
+    greedy = np.array([[1.0, 0.0, 0.25, 1.0, 0.0, 0.5, 0.75]] * 2)
+    mover = np.array([0, 3])
+    for epsilon, rollout_epsilon in ((0.4, 0.0), (0.4, 0.1), (1.0, 0.0)):
+        bot = SearchAgent(seed=0, types_per_world=types_per_world, other_type_epsilon=epsilon,
+                          rollout_epsilon=rollout_epsilon)
+        chance = bot._random_chance(mover, greedy)
+        expected = 1.0 - (1.0 - rollout_epsilon) * (1.0 - (1.0 - greedy) * epsilon)
+        expected[np.arange(2), mover] = rollout_epsilon
+        np.testing.assert_allclose(chance, expected)
+    for bad in (0.0, -0.1, 1.5, float("nan")):
+        with pytest.raises(ValueError, match="other_type_epsilon"):
+            SearchAgent(other_type_epsilon=bad)
