@@ -43,18 +43,23 @@ that round's result (rolling out all four rounds would cost four times as much f
 little signal).
 
 **What it assumes about its opponents.** By default (``opponent_model="adaptive"``) that
-each plays either like the greedy bot (softmax-greedy) or uniformly at random, and it
-weighs the two per opponent from what the table saw: its older put-downs of the round,
-then its last two read with the sampled hands. A greedy-like opponent is read and rolled
-out as greedy; one whose put-downs greedy explains worse than chance is treated more and
-more as random (its put-downs say less about its hand, and it moves at random in the
-rollouts). The put-down model is sharp by default (``inference_temperature``), so a
+each plays either like the greedy bot (softmax-greedy) or not, and it weighs the two per
+opponent from what the table saw: its older put-downs of the round, then its last two
+read with the sampled hands, each against the chance a uniformly random player would have
+made it. Hands are read under that mixture (a put-down says something about its
+player's hand only as far as the player is greedy). In the rollouts every sampled world
+draws each opponent's type once, greedy with the chance that it is greedy: a seat drawn
+greedy plays the greedy bot's moves throughout, a seat drawn otherwise plays greedy with
+a uniformly random move three times in ten (``other_type_epsilon``). The second type is
+a noisy greedy player rather than a random one because the players greedy explains badly
+are seldom random throughout: the ladder's spoiler and hoarder make sensible moves most of
+the time. The put-down model is sharp by default (``inference_temperature``), so a
 put-down that greedy would not have made with any likely hand counts strongly against
 the seat being greedy: a style that departs from greedy now and then (the ladder's
-hoarder, less so its spoiler) is taken for random more and more often as its put-downs
-add up; the ladder (every bot against every style) shows what each assumption costs.
-``opponent_model="greedy"`` assumes greedy opponents throughout, ``"random"`` random
-ones.
+hoarder, less so its spoiler) is taken for the noisy type more and more often as its
+put-downs add up; the ladder (every bot against every style) shows what each assumption
+costs. ``opponent_model="greedy"`` assumes greedy opponents throughout, ``"random"``
+uniformly random ones.
 
 Cost: ``python -m startups_env.bench`` prints the seconds per decision at the default
 budget (144 worlds, rollouts of up to 20 turns, whole turns with 3 put-downs per take,
@@ -250,24 +255,26 @@ class SearchAgent(Agent):
             chance ``greedy_prior``, a softmax-greedy player, else a uniformly random one;
             its put-downs in the history weigh the two (per seat and game, afresh at each
             decision: the chance of its put-downs under each model, over every hand it
-            can hold), the hands are read under that mixture, and in the rollouts the seat
-            makes a uniformly random move with the chance that it is not greedy. The
+            can hold), the hands are read under that mixture, and the rollouts play the
+            seat as one type or the other (``types_per_world``, ``other_type_epsilon``). The
             seat's older put-downs of the round (``History.older_state``) shift its prior
             first (:func:`older_put_down_evidence`: they are read without the present
             hands). It tells random players from greedy ones well, and styles that play
             much like greedy (hoarder, spoiler) poorly (docs/experiments.md).
         greedy_prior: the adaptive model's prior chance that a player is greedy.
-        types_per_world: how the adaptive model plays a seat in the rollouts. False: at
-            each of its moves, a uniformly random one with the chance that it is not greedy
-            (a seat believed greedy with chance 0.5 plays half its moves at random). True:
-            each sampled world draws the seat's type once, greedy with the chance that it
-            is greedy, and the seat plays as that type throughout the world's rollouts.
-            Default False: True was measured stronger against greedy players and weaker
-            against the ladder's spoiler (docs/experiments.md).
+        types_per_world: how the adaptive model plays a seat in the rollouts. True
+            (default): each sampled world draws the seat's type once, greedy with the
+            chance that it is greedy, and the seat plays as that type throughout the
+            world's rollouts, so that every candidate meets the same opponents, each
+            played consistently. False: at each of its moves the seat plays as the second
+            type with the chance that it is not greedy (a seat believed greedy with chance
+            0.5 plays half its moves as the second type would).
         other_type_epsilon: how the adaptive model's second type plays in the rollouts: a
             uniformly random move with this chance at each of its moves, else the greedy
-            bot's (default 1: a uniformly random player). Hand reading still weighs the
-            two types by greedy against uniform put-downs.
+            bot's. Default 0.3: a noisy greedy player; 1 makes it a uniformly random one
+            (the default before 2026-12-03, with ``types_per_world=False``). Hand reading
+            weighs the two types by greedy against uniformly random put-downs either way
+            (that tells the styles apart best; docs/experiments.md).
         rollout_policy: how the rollouts play the searching seat's own later moves: None
             (default) for greedy, like every other seat, or an
             :class:`~startups_env.agents.base.Agent` that acts from observations alone; it
@@ -299,7 +306,7 @@ class SearchAgent(Agent):
                  inference_temperature: float = 0.03, inference_oversample: int = 6,
                  opponent_model: str = "adaptive", rollout_policy: Agent | None = None, backend: str | None = None,
                  greedy_prior: float = 0.5, read_takes: bool = False, greedy_anchor: float = 0.0,
-                 types_per_world: bool = False, other_type_epsilon: float = 1.0):
+                 types_per_world: bool = True, other_type_epsilon: float = 0.3):
         super().__init__(seed)
         for label, number, low in (("determinizations", determinizations, 1), ("rollouts", rollouts, 1),
                                    ("max_rollouts", max_rollouts, 1), ("halving_rounds", halving_rounds, 0),

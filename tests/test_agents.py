@@ -964,7 +964,8 @@ def test_banker_rejects_non_finite_parameters(bad):
 
 def test_types_per_world_draw_each_seat_once_per_world_by_its_belief():
     """Under the adaptive model with ``types_per_world``, each sampled world plays every seat
-    as greedy (chance 0) or random (chance 1) throughout, greedy as often as believed."""
+    as greedy (no random moves) or as the second type (random moves with chance
+    ``other_type_epsilon``) throughout, greedy as often as believed."""
     belief = np.array([[0.9, 0.2, 0.5, 0.0, 1.0, 0.5, 0.5], [0.1, 0.7, 0.5, 0.3, 0.6, 0.5, 0.5]])
     pool = WorldPool(None, np.zeros(0, np.int64), np.zeros(0), greedy_belief=belief)
     game_of_world = np.repeat([0, 1], 40_000)
@@ -974,7 +975,8 @@ def test_types_per_world_draw_each_seat_once_per_world_by_its_belief():
     for game in (0, 1):
         np.testing.assert_allclose(drawn[game_of_world == game].mean(axis=0), belief[game], atol=0.01)
     chance = bot._random_chance(np.zeros(game_of_world.size, np.int64), drawn)
-    np.testing.assert_array_equal(chance[:, 1:], 1.0 - drawn[:, 1:])  # the mover (seat 0) plays greedy
+    np.testing.assert_allclose(chance[:, 1:], (1.0 - drawn[:, 1:]) * bot.other_type_epsilon)
+    np.testing.assert_array_equal(chance[:, 0], 0.0)  # the mover (seat 0) plays greedy
     prior = bot._world_greedy_chance(None, game_of_world)
     assert abs(prior.mean() - bot.greedy_prior) < 0.01
     mixed = SearchAgent(seed=0, types_per_world=False)._world_greedy_chance(pool, game_of_world)
