@@ -675,8 +675,8 @@ class SearchAgent(Agent):
             chance[others] = 1.0
         elif self.opponent_model == "adaptive":
             greedy = np.full((m, P), self.greedy_prior) if belief is None else belief
-            greedy_move = greedy + (1.0 - greedy) * (1.0 - self.other_type_epsilon)
-            chance = np.where(others, 1.0 - (1.0 - chance) * greedy_move, chance)
+            other_type_random = (1.0 - greedy) * self.other_type_epsilon
+            chance = np.where(others, 1.0 - (1.0 - chance) * (1.0 - other_type_random), chance)
         return chance
 
     def _value(self, state: State, mover: np.ndarray) -> np.ndarray:
