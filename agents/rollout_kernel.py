@@ -8,9 +8,12 @@ with random moves mixed in: each game and seat has a chance that a move is a uni
 random legal one instead (the search sets it from its opponent model and
 ``rollout_epsilon``: ``SearchAgent._random_chance``). The rules are those of :mod:`startups_env.kernels`;
 the game stops where its round ends (the pile runs out, or the turn cap, which the search
-uses as its horizon), and the round is scored by the simulator's own end-of-round code
-(:meth:`startups_env.core.Simulator.finish_rounds`), exactly as a rollout stepped by the
-Simulator would be.
+uses as its horizon). :func:`rollout` then scores the round with the simulator's own
+end-of-round code (:meth:`startups_env.core.Simulator.finish_rounds`), exactly as a rollout
+stepped by the Simulator would be; :func:`rollout_outcomes`, what the search calls, scores
+it in the same compiled call with the simulator's compiled scoring
+(:func:`startups_env.kernels.score_round_game`) and returns only what the search values: the
+mover's rank in the round and its score margin.
 
 With no random moves the rollout is deterministic and equal, game for game, to the
 Simulator-stepped rollout of the numpy greedy (tests/test_rollout_kernel.py). Random moves
@@ -52,45 +55,74 @@ def _uniform(counter):
     return np.float64(z >> _S11) * _UNIT, counter
 
 
-def _play(first, second, turn_cap, chance, counters, params, s, legal, scores, over):
-    """Play every game of ``s`` to the end of its round (see the module docstring); ``over``
-    is set where it ended (every game, unless a plan's move was illegal: none is)."""
+@numba.njit(cache=True, nogil=True, inline="always")
+def _play_game(g, action, second, turn_cap, chance, chance_row, counter, params, s, legal, scores):
+    """Play game g of ``s`` to the end of its round: its plan (``action``, then ``second``
+    where >= 0), then the rollout policy, a seat moving at random with the chance in its
+    column of ``chance[chance_row]``, from the generator ``counter``. Returns whether the
+    round ended (always, unless a plan's move was illegal: none is)."""
     hand, portfolio, known, coins, chip = s.hand, s.portfolio, s.known, s.coins, s.chip
     market_count, market_head, market_paid, market_stamp = s.market_count, s.market_head, s.market_paid, s.market_stamp
     market_coins, deck, pile_pos, num_players, current = s.market_coins, s.deck, s.pile_pos, s.num_players, s.current
     phase, barred, turn, capped, terminated, truncated = s.phase, s.barred, s.turn, s.capped, s.terminated, s.truncated
-    for g in numba.prange(first.shape[0]):
-        counter = counters[g]
-        action = first[g]
-        planned = 1
-        ended = False
-        while not ended:
-            if planned == 2:
-                action = second[g]
-            if planned == 0 or action < 0:
-                planned = 0
-                kernels.legal_game(g, legal, hand, coins, chip, market_count, current, phase, barred, terminated,
-                                   truncated)
-                random_move = False
-                if chance[g, current[g]] > 0.0:
-                    u, counter = _uniform(counter)
-                    random_move = u < chance[g, current[g]]
-                if random_move:
-                    u, counter = _uniform(counter)
-                    action = kernels.nth_legal(legal, g, 0, NUM_ACTIONS,
-                                               int(u * kernels.count_legal(legal, g, 0, NUM_ACTIONS)))
-                else:
-                    greedy_scores_game(s, g, params, scores[g])
-                    action = best_legal_game(scores[g], legal[g, :])
+    planned = 1
+    ended = False
+    while not ended:
+        if planned == 2:
+            action = second
+        if planned == 0 or action < 0:
+            planned = 0
+            kernels.legal_game(g, legal, hand, coins, chip, market_count, current, phase, barred, terminated,
+                               truncated)
+            random_move = False
+            if chance[chance_row, current[g]] > 0.0:
+                u, counter = _uniform(counter)
+                random_move = u < chance[chance_row, current[g]]
+            if random_move:
+                u, counter = _uniform(counter)
+                action = kernels.nth_legal(legal, g, 0, NUM_ACTIONS,
+                                           int(u * kernels.count_legal(legal, g, 0, NUM_ACTIONS)))
             else:
-                planned = 2 if planned == 1 else 0
-            ended = kernels.step_game(g, action, turn_cap, hand, portfolio, known, coins, chip, market_count,
-                                      market_head, market_paid, market_stamp, market_coins, deck, pile_pos,
-                                      num_players, current, phase, barred, turn, capped)
-        over[g] = ended
+                greedy_scores_game(s, g, params, scores[g])
+                action = best_legal_game(scores[g], legal[g, :])
+        else:
+            planned = 2 if planned == 1 else 0
+        ended = kernels.step_game(g, action, turn_cap, hand, portfolio, known, coins, chip, market_count,
+                                  market_head, market_paid, market_stamp, market_coins, deck, pile_pos,
+                                  num_players, current, phase, barred, turn, capped)
+    return ended
+
+
+def _play(first, second, turn_cap, chance, counters, params, s, legal, scores, over):
+    """Play every game of ``s`` to the end of its round (:func:`_play_game`; game g's chances
+    in row g of ``chance``); ``over`` is set where it ended."""
+    for g in numba.prange(first.shape[0]):
+        over[g] = _play_game(g, first[g], second[g], turn_cap, chance, g, counters[g], params, s, legal, scores)
+
+
+def _play_and_score(first, second, mover, turn_cap, chance, chance_row, counters, params, s, legal, scores, rank,
+                    margin):
+    """Play every game of ``s`` to the end of its round (:func:`_play_game`; game g's chances
+    in row ``chance_row[g]`` of ``chance``), score the round (kernels.score_round_game, as
+    the simulator does) and write the mover's rank in it and its score less the best other
+    seated player's (``queries.score_margin``); rank -1 where the round did not end."""
+    for g in numba.prange(first.shape[0]):
+        rank[g] = -1.0
+        if _play_game(g, first[g], second[g], turn_cap, chance, chance_row[g], counters[g], params, s, legal,
+                      scores):
+            kernels.score_round_game(g, s.hand, s.portfolio, s.coins, s.current, s.num_players, s.scores, s.threes,
+                                     s.ranks)
+            seat = mover[g]
+            best_other = -np.inf
+            for p in range(s.num_players[g]):
+                if p != seat:
+                    best_other = max(best_other, np.float64(s.scores[p, g]))
+            rank[g] = s.ranks[seat, g]
+            margin[g] = np.float64(s.scores[seat, g]) - best_other
 
 
 _play_serial, _play_parallel = kernels.serial_and_parallel(_play)
+_play_and_score_serial, _play_and_score_parallel = kernels.serial_and_parallel(_play_and_score)
 
 
 def rollout(state: State, first: np.ndarray, second: np.ndarray, mover: np.ndarray, rules: Rules,
@@ -104,20 +136,8 @@ def rollout(state: State, first: np.ndarray, second: np.ndarray, mover: np.ndarr
     and ``state.ranks`` hold each game's round result, as a Simulator that stepped the
     games would leave them (round game: the next round is dealt from ``rng``)."""
     m = state.batch_size
-    first = np.ascontiguousarray(first, np.int64)
-    second = np.ascontiguousarray(second, np.int64)
-    mover = np.ascontiguousarray(mover, np.int64)
-    for name, x in (("first", first), ("second", second), ("mover", mover)):
-        if x.shape != (m,):
-            raise ValueError(f"{name} must have shape [{m}], got {list(x.shape)}")
-    if random_chance is None:
-        random_chance = np.zeros((m, MAX_PLAYERS))
-    random_chance = np.ascontiguousarray(random_chance, np.float64)
-    if random_chance.shape != (m, MAX_PLAYERS):
-        raise ValueError(f"random_chance must have shape [{m}, {MAX_PLAYERS}], got {list(random_chance.shape)}")
-    counters = rng.integers(0, 2**63, size=m, dtype=np.int64).astype(np.uint64)
-    legal = np.empty((m, NUM_ACTIONS), bool)
-    scores = np.empty((m, NUM_ACTIONS), np.float32)
+    first, second, mover, random_chance, _ = _checked(m, first, second, mover, random_chance, None)
+    counters, legal, scores = _scratch(m, rng)
     over = np.zeros(m, bool)
     play = _play_parallel if m >= kernels.PARALLEL_FROM else _play_serial
     play(first, second, rules.turn_cap, random_chance, counters, kernel_params(params), arrays(state), legal, scores,
@@ -125,3 +145,54 @@ def rollout(state: State, first: np.ndarray, second: np.ndarray, mover: np.ndarr
     sim = Simulator.from_state(state, rules, seed=rng)
     sim.finish_rounds(np.flatnonzero(over))
     return sim.state
+
+
+def rollout_outcomes(state: State, first: np.ndarray, second: np.ndarray, mover: np.ndarray, rules: Rules,
+                     params: GreedyParams, rng: np.random.Generator, *, random_chance: np.ndarray | None = None,
+                     chance_row: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(rank, margin), float64[m] each: the games of ``state`` played as :func:`rollout`
+    plays them, and their round scored, in one compiled call; ``rank`` is ``mover``'s rank in
+    the round (0: best) and ``margin`` its score less the best other seated player's
+    (``queries.score_margin``). These are the round's, as the simulator scores it: in the
+    last round of a round game, not the final ranking that :func:`rollout` leaves in
+    ``state.ranks``. ``state`` (changed in place) is left at the end of the round, scored,
+    with no next deal and no game-over flags. ``random_chance`` float[k, 7] (default 0) and
+    ``chance_row`` int[m] (default: row i for game i): game i's random-move chances are row
+    ``chance_row[i]``, so that games rolled out from one world can share its row."""
+    m = state.batch_size
+    first, second, mover, random_chance, chance_row = _checked(m, first, second, mover, random_chance, chance_row)
+    counters, legal, scores = _scratch(m, rng)
+    rank, margin = np.empty(m), np.empty(m)
+    play = _play_and_score_parallel if m >= kernels.PARALLEL_FROM else _play_and_score_serial
+    play(first, second, mover, rules.turn_cap, random_chance, chance_row, counters, kernel_params(params),
+         arrays(state), legal, scores, rank, margin)
+    if (rank < 0).any():
+        raise ValueError(f"rollouts {np.flatnonzero(rank < 0)[:10].tolist()} did not reach the end of their round: "
+                         "a plan's move was illegal")
+    return rank, margin
+
+
+def _checked(m: int, first, second, mover, random_chance, chance_row):
+    """The rollouts' inputs as the kernels take them, their shapes checked."""
+    first = np.ascontiguousarray(first, np.int64)
+    second = np.ascontiguousarray(second, np.int64)
+    mover = np.ascontiguousarray(mover, np.int64)
+    chance_row = np.arange(m) if chance_row is None else np.ascontiguousarray(chance_row, np.int64)
+    for name, x in (("first", first), ("second", second), ("mover", mover), ("chance_row", chance_row)):
+        if x.shape != (m,):
+            raise ValueError(f"{name} must have shape [{m}], got {list(x.shape)}")
+    if random_chance is None:
+        random_chance = np.zeros((m, MAX_PLAYERS))
+    random_chance = np.ascontiguousarray(random_chance, np.float64)
+    rows = random_chance.shape[0] if random_chance.ndim == 2 else 0
+    if random_chance.shape != (rows, MAX_PLAYERS) or (m and not 0 <= chance_row.min() <= chance_row.max() < rows):
+        raise ValueError(f"random_chance must have shape [k, {MAX_PLAYERS}] with a row for each rollout "
+                         f"({m}, or chance_row into it), got {list(random_chance.shape)}")
+    return first, second, mover, random_chance, chance_row
+
+
+def _scratch(m: int, rng: np.random.Generator):
+    """(counters, legal, scores): each rollout's generator, seeded from ``rng``, and the
+    kernels' working rows."""
+    counters = rng.integers(0, 2**63, size=m, dtype=np.int64).astype(np.uint64)
+    return counters, np.empty((m, NUM_ACTIONS), bool), np.empty((m, NUM_ACTIONS), np.float32)

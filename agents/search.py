@@ -512,9 +512,9 @@ class SearchAgent(Agent):
         offset = np.arange(world_row.size) - np.repeat(np.cumsum(reps) - reps, reps)
         candidate = first[game_of_world[world_row]] + offset // self.rollouts  # index into cand_*
         mover = seat[game_of_world[world_row]]
-        belief = self._world_greedy_chance(pool, game_of_world)
-        belief = None if belief is None else belief[world_row]
-        values = self._rollout(sampled.take(world_row), cand_plan[candidate], mover, self._random_chance(mover, belief))
+        # Random-move chances per world: the rollouts from one world share its row.
+        chance = self._random_chance(seat[game_of_world], self._world_greedy_chance(pool, game_of_world))
+        values = self._rollout(sampled.take(world_row), cand_plan[candidate], mover, chance, chance_row=world_row)
         flat = cand_game[candidate] * NUM_PLANS + cand_plan[candidate]
         sums = np.bincount(flat, weights=values, minlength=n * NUM_PLANS).reshape(n, NUM_PLANS)
         return sums / self.rollouts
@@ -588,14 +588,17 @@ class SearchAgent(Agent):
         log_deal = log_deal.reshape(P, n, MAX_COMPOSITIONS)
         return log_deal, log_deal + likelihood.reshape(P, n, MAX_COMPOSITIONS), belief
 
-    def _rollout(self, state: State, plans: np.ndarray, mover: np.ndarray,
-                 chance: np.ndarray | None = None) -> np.ndarray:
+    def _rollout(self, state: State, plans: np.ndarray, mover: np.ndarray, chance: np.ndarray | None = None,
+                 chance_row: np.ndarray | None = None) -> np.ndarray:
         """Play the plans (int[m] plan ids), then roll out (to the end, or for ``horizon`` turns); value of
-        each game for ``mover``. ``state`` is the rollouts' own copy. ``chance`` (float[m, 7]):
-        per game and seat, the chance of a uniformly random move instead of the greedy one
-        (default from the options: :meth:`_random_chance`)."""
+        each game for ``mover``. ``state`` is the rollouts' own copy. ``chance`` (float[k, 7]):
+        per seat, the chance of a uniformly random move instead of the greedy one, game i's in
+        row ``chance_row[i]`` (default: row i; default chances from the options:
+        :meth:`_random_chance`)."""
         if chance is None:
             chance = self._random_chance(mover, None)
+        if chance_row is None:
+            chance_row = np.arange(state.batch_size)
         rules = self.rules
         if self.horizon:
             # The turn cap does the horizon: the simulator scores a capped round as it
@@ -604,11 +607,16 @@ class SearchAgent(Agent):
             state.turn[:] = 0
             rules = dataclasses.replace(rules, turn_cap=self.horizon)
         if self.backend == "numba" and self.rollout_policy is None:
-            from .rollout_kernel import rollout  # (imported on first use: it needs numba)
+            from .rollout_kernel import rollout, rollout_outcomes  # (imported on first use: they need numba)
 
+            if self.value == "soft" or rules.rounds == 1:  # (the round's rank and margin are the value's)
+                rank, margin = rollout_outcomes(state, PLAN_FIRST[plans], PLAN_SECOND[plans], mover, rules,
+                                                self.greedy, self.rng, random_chance=chance, chance_row=chance_row)
+                return self._outcome_value(rank, margin, state.num_players.astype(np.float64))
             finished = rollout(state, PLAN_FIRST[plans], PLAN_SECOND[plans], mover, rules, self.greedy, self.rng,
-                               random_chance=chance)
+                               random_chance=chance[chance_row])
             return self._value(finished, mover)
+        chance = chance[chance_row]
         sim = Simulator.from_state(state, rules, seed=self.rng, backend=self.backend)
         random_moves = np.count_nonzero(chance) > 0
         start_round = state.round.copy()
@@ -684,13 +692,18 @@ class SearchAgent(Agent):
         the last scored round (in a finished round game, ranks are the final ranking)."""
         g = np.arange(state.batch_size)
         n = state.num_players.astype(np.float64)
-        rank = state.ranks[mover, g].astype(np.float64)
+        seated = np.arange(P)[:, None] < n[None, :]
+        margin = queries.score_margin(state.scores.astype(np.float64), seated)[mover, g]
+        return self._outcome_value(state.ranks[mover, g].astype(np.float64), margin, n)
+
+    def _outcome_value(self, rank: np.ndarray, margin: np.ndarray, num_players: np.ndarray) -> np.ndarray:
+        """float64[m]: the value (``value``) of outcomes for their mover: its rank (0: best)
+        and its score less the best other seated player's (float64[m] each) at tables of
+        ``num_players`` (float64[m])."""
         if self.value == "win":
             return (rank == 0).astype(np.float64)
         if self.value == "rank":
-            return queries.rank_value(rank, n)
-        seated = np.arange(P)[:, None] < n[None, :]
-        margin = queries.score_margin(state.scores.astype(np.float64), seated)[mover, g]
+            return queries.rank_value(rank, num_players)
         return 1.0 / (1.0 + np.exp(-(margin + 0.5) / self.soft_scale))
 
 

@@ -10,9 +10,9 @@ from helpers import run_uncompiled
 
 pytest.importorskip("numba")
 
-from startups_env import Rules, Simulator  # noqa: E402
+from startups_env import Rules, Simulator, queries  # noqa: E402
 from startups_env.agents.greedy import GreedyParams  # noqa: E402
-from startups_env.agents.rollout_kernel import rollout  # noqa: E402
+from startups_env.agents.rollout_kernel import rollout, rollout_outcomes  # noqa: E402
 from startups_env.agents.search import NUM_ACTIONS, PLAN_FIRST, PLAN_SECOND, SearchAgent, determinize  # noqa: E402
 from startups_env.core import public_state  # noqa: E402
 from startups_env.rules import COMPANY_SIZES, NUM_REMOVED, Action  # noqa: E402
@@ -57,6 +57,40 @@ def test_fused_rollouts_equal_the_numpy_ones(players, horizon):
                                       f"{steps} steps, horizon {horizon}")
         whole_turns += np.count_nonzero(PLAN_SECOND[plans] >= 0)
     assert whole_turns
+
+
+@pytest.mark.parametrize("players", [3, 6])
+@pytest.mark.parametrize("value", ["win", "rank"])
+def test_every_value_agrees(players, value):
+    """The 0/1 win and the rank value too: scored in the kernel in a one-round game, and in
+    the round game (whose last round ranks by the whole game) by the simulator."""
+    for rounds, steps in ((1, 20), (4, 30)):
+        worlds, plans, mover = worlds_and_plans(players, rounds, players + steps, steps)
+        rules = Rules(num_players=players, rounds=rounds)
+        values = [SearchAgent(seed=5, backend=backend, rules=rules, opponent_model="greedy", value=value)
+                  ._rollout(worlds.copy(), plans, mover) for backend in ("numpy", "numba")]
+        np.testing.assert_array_equal(values[0], values[1], err_msg=f"{rounds} rounds")
+
+
+def test_outcomes_are_those_of_the_scored_rollout_with_shared_chance_rows():
+    """rollout_outcomes plays as rollout does: with the same generator and each rollout's
+    random-move chances read through chance_row, the same rank and score margin."""
+    worlds, plans, mover = worlds_and_plans(5, 1, 31, 14, per_game=4)
+    rules = Rules(num_players=5)
+    per_world = np.random.default_rng(2).uniform(0.0, 0.6, (7, 7))
+    rows = np.random.default_rng(3).integers(0, 7, worlds.batch_size)
+    finished = rollout(worlds.copy(), PLAN_FIRST[plans], PLAN_SECOND[plans], mover, rules, GreedyParams(),
+                       np.random.default_rng(9), random_chance=per_world[rows])
+    rank, margin = rollout_outcomes(worlds.copy(), PLAN_FIRST[plans], PLAN_SECOND[plans], mover, rules,
+                                    GreedyParams(), np.random.default_rng(9), random_chance=per_world,
+                                    chance_row=rows)
+    g = np.arange(worlds.batch_size)
+    np.testing.assert_array_equal(rank, finished.ranks[mover, g])
+    seated = np.arange(7)[:, None] < finished.num_players[None, :]
+    np.testing.assert_array_equal(margin, queries.score_margin(finished.scores.astype(np.float64), seated)[mover, g])
+    with pytest.raises(ValueError, match="random_chance must have shape"):
+        rollout_outcomes(worlds.copy(), PLAN_FIRST[plans], PLAN_SECOND[plans], mover, rules, GreedyParams(),
+                         np.random.default_rng(9), random_chance=per_world, chance_row=rows + 7)
 
 
 def test_the_threaded_rollout_agrees(monkeypatch):
