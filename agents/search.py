@@ -499,10 +499,7 @@ class SearchAgent(Agent):
     def _evaluate_batch(self, public: State, seat: np.ndarray, candidates: np.ndarray,
                         worlds: np.ndarray, pool: WorldPool | None) -> np.ndarray:
         n = public.batch_size
-        # Game i's worlds are consecutive rows.
-        sampled = (determinize(public, seat, worlds, self.rng, self.backend) if pool is None
-                   else pool.sample(worlds, self.rng, self.backend))
-        game_of_world = np.repeat(np.arange(n), worlds)
+        game_of_world = np.repeat(np.arange(n), worlds)  # game i's worlds are consecutive
         cand_game, cand_plan = np.nonzero(candidates)  # every (game, plan) candidate, game-major
         counts = candidates.sum(axis=1)
         first = np.concatenate([[0], np.cumsum(counts)[:-1]])
@@ -512,9 +509,11 @@ class SearchAgent(Agent):
         offset = np.arange(world_row.size) - np.repeat(np.cumsum(reps) - reps, reps)
         candidate = first[game_of_world[world_row]] + offset // self.rollouts  # index into cand_*
         mover = seat[game_of_world[world_row]]
+        rollouts = (determinize(public, seat, worlds, self.rng, self.backend).take(world_row) if pool is None
+                    else pool.sample(worlds, self.rng, self.backend, repeat=world_row))
         # Random-move chances per world: the rollouts from one world share its row.
         chance = self._random_chance(seat[game_of_world], self._world_greedy_chance(pool, game_of_world))
-        values = self._rollout(sampled.take(world_row), cand_plan[candidate], mover, chance, chance_row=world_row)
+        values = self._rollout(rollouts, cand_plan[candidate], mover, chance, chance_row=world_row)
         flat = cand_game[candidate] * NUM_PLANS + cand_plan[candidate]
         sums = np.bincount(flat, weights=values, minlength=n * NUM_PLANS).reshape(n, NUM_PLANS)
         return sums / self.rollouts
@@ -737,22 +736,28 @@ class WorldPool:
     def take(self, games: np.ndarray) -> "WorldPool":
         """The pool of the selected games (int[k], ascending), renumbered 0..k-1: the pool
         itself (sharing its arrays) where they are all of its games."""
-        rows = np.flatnonzero(np.isin(self.game, games))
-        belief = None if self.greedy_belief is None else self.greedy_belief[games]
         # (Every round of the search takes its open games, often all of them; the pool holds
         # several times the worlds of a round, and copying them all cost more than drawing.)
-        if (rows.size == self.game.size and np.array_equal(games, np.arange(games.size))
-                and (belief is None or belief.shape == self.greedy_belief.shape)):
+        if games.size == self.game[-1] + 1 and np.array_equal(games, np.arange(games.size)):
             return self
+        rows = np.flatnonzero(np.isin(self.game, games))
+        belief = None if self.greedy_belief is None else self.greedy_belief[games]
         return WorldPool(self.worlds.take(rows), np.searchsorted(games, self.game[rows]), self.log_weights[rows], belief)
 
-    def sample(self, counts: np.ndarray, rng: np.random.Generator, backend: str | None = None) -> State:
+    def sample(self, counts: np.ndarray, rng: np.random.Generator, backend: str | None = None,
+               repeat: np.ndarray | None = None) -> State:
         """counts[i] worlds of each game i, drawn by weight (systematic resampling), each with
         its pile and removed cards shuffled afresh: a hand hypothesis drawn twice still
-        meets two piles."""
-        kept = self.worlds.take(_resample(self.log_weights, self.game, counts, rng))
-        _reshuffle_hidden_deck(kept, rng, backend)
-        return kept
+        meets two piles. ``repeat`` (int[r], optional): return r rows, row j a copy of drawn
+        world ``repeat[j]`` (gathered from the pool at once; copies of a world share its pile)."""
+        kept = _resample(self.log_weights, self.game, counts, rng)
+        deck = self.worlds.deck[:, kept]
+        _reshuffle_hidden_deck(deck, self.worlds.pile_pos[kept], rng, backend)
+        if repeat is not None:
+            kept, deck = kept[repeat], deck[:, repeat]
+        worlds = self.worlds.take(kept)
+        worlds.deck[:] = deck
+        return worlds
 
 
 def put_down_log_likelihood(worlds: State, log: History, game: np.ndarray, seats: np.ndarray,
@@ -1105,24 +1110,24 @@ def _resample(log_weights: np.ndarray, game: np.ndarray, counts: np.ndarray, rng
     return np.clip(np.searchsorted(position, targets, side="right"), starts[target_game], ends[target_game] - 1)
 
 
-def _reshuffle_hidden_deck(worlds: State, rng: np.random.Generator, backend: str | None = None) -> None:
-    """Shuffle, in place, each world's hidden deck cards (the removed cards and the pile
-    still to draw) among their own positions (on the numba backend by
-    :mod:`startups_env.agents.sampling_kernel`: the same shuffle of the same keys)."""
-    keys = rng.random((DECK_SIZE, worlds.batch_size))
+def _reshuffle_hidden_deck(deck: np.ndarray, pile_pos: np.ndarray, rng: np.random.Generator,
+                           backend: str | None = None) -> None:
+    """Shuffle, in place, each world's hidden deck cards (``deck`` int8[45, m], the removed
+    cards and the pile from ``pile_pos`` int[m] on) among their own positions (on the numba
+    backend by :mod:`startups_env.agents.sampling_kernel`: the same shuffle of the same keys)."""
+    keys = rng.random((DECK_SIZE, deck.shape[1]))
     if resolve_backend(backend) == "numba":
         from . import sampling_kernel  # (imported on first use: it needs numba)
 
-        sampling_kernel.shuffle_hidden_deck(keys, worlds.pile_pos.astype(np.int64), worlds.deck,
-                                            *sampling_kernel.scratch())
+        sampling_kernel.shuffle_hidden_deck(keys, pile_pos.astype(np.int64), deck, *sampling_kernel.scratch())
         return
     pos = np.arange(DECK_SIZE)[:, None]
-    hidden = queries.hidden_positions(worlds.pile_pos)  # [45, m]
+    hidden = queries.hidden_positions(pile_pos)  # [45, m]
     order = np.argsort(np.where(hidden, keys, 2.0 + pos), axis=0)  # hidden first, shuffled
     places = np.argsort(np.where(hidden, pos, DECK_SIZE + pos), axis=0)  # hidden first, in order
-    shuffled = worlds.deck.copy()
-    np.put_along_axis(shuffled, places, np.take_along_axis(worlds.deck, order, axis=0), axis=0)
-    worlds.deck[:] = shuffled
+    shuffled = deck.copy()
+    np.put_along_axis(shuffled, places, np.take_along_axis(deck, order, axis=0), axis=0)
+    deck[:] = shuffled
 
 
 def _top(scores: np.ndarray, mask: np.ndarray, k: int) -> np.ndarray:

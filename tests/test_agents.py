@@ -8,6 +8,7 @@ import dataclasses
 import numpy as np
 import pytest
 
+from helpers import assert_states_equal
 from startups_env.agents import Agent, act_for_seats, make_agent, play_aec_game
 from startups_env.agents.registry import AGENT_NAMES
 from startups_env.agents.features import features, state_features
@@ -780,7 +781,7 @@ def test_reshuffle_hidden_deck_moves_only_hidden_cards():
     sim = _mid_game(4, 20, seed=7)
     worlds = sim.state.take(np.flatnonzero(~sim.done))
     before = worlds.deck.copy()
-    _reshuffle_hidden_deck(worlds, np.random.default_rng(1))
+    _reshuffle_hidden_deck(worlds.deck, worlds.pile_pos, np.random.default_rng(1))
     pos = np.arange(DECK_SIZE)[:, None]
     hidden = (pos < NUM_REMOVED) | (pos >= worlds.pile_pos[None, :])
     assert np.array_equal(worlds.deck[~hidden], before[~hidden])
@@ -806,6 +807,10 @@ def test_world_pool_takes_games_and_samples_by_weight():
     in_deck = (np.arange(DECK_SIZE)[:, None] < NUM_REMOVED) | (np.arange(DECK_SIZE)[:, None] >= sampled.pile_pos)
     for g in range(5):
         assert sorted(sampled.deck[in_deck[:, g], g]) == sorted(expected.deck[in_deck[:, g], g])
+    # repeat: the same draw, each world copied where it is asked for (copies share a pile).
+    repeat = np.array([0, 0, 4, 2, 4, 1])
+    repeated = pool.sample(np.array([3, 2]), np.random.default_rng(1), repeat=repeat)
+    assert_states_equal(repeated, sampled.take(repeat))
 
 
 # ----------------------------------------------------------------------------- honesty

@@ -41,7 +41,7 @@ def test_reshuffle_shuffles_the_hidden_deck_alike_on_both_backends(players, step
     sim = _mid_games(players, 40, seed=steps, steps=steps)
     worlds = [sim.state.take(np.flatnonzero(~sim.done)) for _ in range(2)]
     for world, backend in zip(worlds, ("numpy", "numba")):
-        _reshuffle_hidden_deck(world, np.random.default_rng(3), backend)
+        _reshuffle_hidden_deck(world.deck, world.pile_pos, np.random.default_rng(3), backend)
     _assert_same(*worlds)
     assert not np.array_equal(worlds[0].deck, sim.state.take(np.flatnonzero(~sim.done)).deck)
 
