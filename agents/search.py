@@ -284,8 +284,8 @@ class SearchAgent(Agent):
             :meth:`seed`). By name: ``make_agent("search", rollout_policy="ppo")``, or
             ``search[rollout_policy=ppo]`` on a command line (the registry builds it).
         backend: ``"numba"``: each batch of rollouts is one compiled call
-            (:mod:`startups_env.agents.rollout_kernel`: the rules, the greedy policy and
-            the random moves fused), and the simulator steps the search needs otherwise
+            (:mod:`startups_env.agents.rollout_kernel`: the rules, the greedy policy, the
+            random moves and the end-of-round scoring fused), and the simulator steps the search needs otherwise
             run on the compiled kernels; ``"numpy"``: the rollouts are stepped by a numpy
             Simulator with the numpy greedy. Both give the same values for the same
             worlds without random moves (tests/test_rollout_kernel.py); random moves come
