@@ -121,10 +121,6 @@ def _play_and_score(first, second, mover, turn_cap, chance, chance_row, counters
             margin[g] = np.float64(s.scores[seat, g]) - best_other
 
 
-# Rollouts per call from which they run on numba's threads. A rollout plays a whole round
-# (tens of greedy decisions, some microseconds), so far fewer of them than of the
-# simulator's single steps (kernels.PARALLEL_FROM) repay a parallel region's hand-off.
-PARALLEL_FROM = 64
 _play_serial, _play_parallel = kernels.serial_and_parallel(_play)
 _play_and_score_serial, _play_and_score_parallel = kernels.serial_and_parallel(_play_and_score)
 
@@ -143,7 +139,7 @@ def rollout(state: State, first: np.ndarray, second: np.ndarray, mover: np.ndarr
     first, second, mover, random_chance, _ = _checked(m, first, second, mover, random_chance, None)
     counters, legal, scores = _scratch(m, rng)
     over = np.zeros(m, bool)
-    play = _play_parallel if m >= PARALLEL_FROM else _play_serial
+    play = _play_parallel if m >= kernels.PARALLEL_FROM else _play_serial
     play(first, second, rules.turn_cap, random_chance, counters, kernel_params(params), arrays(state), legal, scores,
          over)
     sim = Simulator.from_state(state, rules, seed=rng)
@@ -167,7 +163,7 @@ def rollout_outcomes(state: State, first: np.ndarray, second: np.ndarray, mover:
     first, second, mover, random_chance, chance_row = _checked(m, first, second, mover, random_chance, chance_row)
     counters, legal, scores = _scratch(m, rng)
     rank, margin = np.empty(m), np.empty(m)
-    play = _play_and_score_parallel if m >= PARALLEL_FROM else _play_and_score_serial
+    play = _play_and_score_parallel if m >= kernels.PARALLEL_FROM else _play_and_score_serial
     play(first, second, mover, rules.turn_cap, random_chance, chance_row, counters, kernel_params(params),
          arrays(state), legal, scores, rank, margin)
     if (rank < 0).any():
