@@ -596,8 +596,6 @@ class SearchAgent(Agent):
         :meth:`_random_chance`)."""
         if chance is None:
             chance = self._random_chance(mover, None)
-        if chance_row is None:
-            chance_row = np.arange(state.batch_size)
         rules = self.rules
         if self.horizon:
             # The turn cap does the horizon: the simulator scores a capped round as it
@@ -605,17 +603,21 @@ class SearchAgent(Agent):
             # count matters to nothing else: bots do not read it).
             state.turn[:] = 0
             rules = dataclasses.replace(rules, turn_cap=self.horizon)
-        if self.backend == "numba" and self.rollout_policy is None:
-            from .rollout_kernel import rollout, rollout_outcomes  # (imported on first use: they need numba)
+        compiled = self.backend == "numba" and self.rollout_policy is None
+        if compiled and (self.value == "soft" or rules.rounds == 1):  # (the round's rank and margin are the value)
+            from .rollout_kernel import rollout_outcomes  # (imported on first use: it needs numba)
 
-            if self.value == "soft" or rules.rounds == 1:  # (the round's rank and margin are the value's)
-                rank, margin = rollout_outcomes(state, PLAN_FIRST[plans], PLAN_SECOND[plans], mover, rules,
-                                                self.greedy, self.rng, random_chance=chance, chance_row=chance_row)
-                return self._outcome_value(rank, margin, state.num_players.astype(np.float64))
+            rank, margin = rollout_outcomes(state, PLAN_FIRST[plans], PLAN_SECOND[plans], mover, rules, self.greedy,
+                                            self.rng, random_chance=chance, chance_row=chance_row)
+            return self._outcome_value(rank, margin, state.num_players.astype(np.float64))
+        if chance_row is not None:  # (the paths below read one row per game)
+            chance = chance[chance_row]
+        if compiled:  # (a round game's last round ranks by the whole game: the simulator scores it)
+            from .rollout_kernel import rollout
+
             finished = rollout(state, PLAN_FIRST[plans], PLAN_SECOND[plans], mover, rules, self.greedy, self.rng,
-                               random_chance=chance[chance_row])
+                               random_chance=chance)
             return self._value(finished, mover)
-        chance = chance[chance_row]
         sim = Simulator.from_state(state, rules, seed=self.rng, backend=self.backend)
         random_moves = np.count_nonzero(chance) > 0
         start_round = state.round.copy()
