@@ -89,6 +89,7 @@ unseen_count = _jit(queries.unseen_count)
 # and masks do not branch). Unseen counts are biased to be non-negative in their field.
 _UNSEEN_BITS, _UNSEEN_BIAS = 10, 512
 _HIDDEN_BITS, _HIDDEN_MASK = 4, 15  # a hidden hand holds at most HAND_SIZE cards
+_PUBLIC_BITS, _PUBLIC_MASK = 8, 255  # a company's public cards: at most its size
 
 
 # ----------------------------------------------------------------------------- one company
@@ -100,29 +101,27 @@ def _seat_after(seat, r, n):
 
 
 @_inline
-def _unseen(s, g, seat, n, c, own):
-    """Cards of company c that ``seat``, holding ``own`` of them, cannot see in game g at a
-    table of n (queries.unseen)."""
-    public = 0  # every seat's portfolio and publicly known hand cards (the seats past n hold none)
+def _public_counts(s, g, n):
+    """(public, hidden_hands) of game g at a table of n, in one pass over the seats:
+    ``public`` packs, by company, every seat's portfolio plus its publicly known hand cards
+    (what queries.unseen subtracts for everyone); ``hidden_hands`` packs, by seat, the hand
+    cards that nobody but the seat knows: HAND_SIZE less its known hand cards, at least 0
+    (Features.opponent_estimate). The seats past n hold nothing."""
+    public, hidden_hands = 0, 0
     for p in range(n):
-        public += s.known[p, c, g] + s.portfolio[p, c, g]
-    return unseen_count(_SIZES[c], public, own, s.known[seat, c, g], s.market_count[c, g])
+        known = 0
+        for c in range(C):
+            k = s.known[p, c, g]
+            known += k
+            public += (int(k) + int(s.portfolio[p, c, g])) << (_PUBLIC_BITS * c)
+        hidden_hands |= int(max(HAND_SIZE - known, 0)) << (_HIDDEN_BITS * p)
+    return public, hidden_hands
 
 
 @_jit
 def _unseen_of(unseen, c):
     """Company c's count in the packed unseen counts of :func:`_scores`."""
     return ((unseen >> (_UNSEEN_BITS * c)) & (2 * _UNSEEN_BIAS - 1)) - _UNSEEN_BIAS
-
-
-@_inline
-def _hidden_hand(s, g, p):
-    """The hand cards of seat p in game g that nobody but p knows: HAND_SIZE less its known
-    hand cards, at least 0 (Features.opponent_estimate)."""
-    known = 0
-    for c in range(C):
-        known += s.known[p, c, g]
-    return max(HAND_SIZE - known, 0)
 
 
 @_inline
@@ -217,15 +216,14 @@ def _scores(s, g, hands, hand_row, hand_column, params, out):
     step = np.float64(a) * np.float64(a)  # exp(1 / scale): one card more of margin
     # (Per-company and per-seat counts packed into integers: kept in registers, where arrays
     # would be allocated on every call.)
-    unseen, unseen_total = 0, 0  # the cards I cannot see, by company
+    public, hidden_hands = _public_counts(s, g, n)
+    unseen, unseen_total = 0, 0  # the cards I cannot see, by company (queries.unseen)
     for c in range(C):
-        count = _unseen(s, g, seat, n, c, hands[hand_row, c, hand_column])
+        count = unseen_count(_SIZES[c], (public >> (_PUBLIC_BITS * c)) & _PUBLIC_MASK, hands[hand_row, c, hand_column],
+                             s.known[seat, c, g], s.market_count[c, g])
         unseen_total += count
         unseen |= (int(count) + _UNSEEN_BIAS) << (_UNSEEN_BITS * c)
     per_unseen = max(_F32(unseen_total), _F32(1.0))
-    hidden_hands = 0  # by seat (none past n)
-    for p in range(n):
-        hidden_hands |= int(_hidden_hand(s, g, p)) << (_HIDDEN_BITS * p)
 
     # Every company: its put-downs with the hand as it is (the scores of the put-down phase);
     # in the take phase, what a take of it is worth once gained.
