@@ -135,7 +135,7 @@ def determinize(public: State, seat: np.ndarray, count, rng: np.random.Generator
     seats = np.arange(P)[:, None]
     others = (seats != who[None, :]) & (seats < players[None, :])  # [P, m]
     if hands is not None:
-        if hands.shape != (P, C, m) or (hands < 0).any() or hands.transpose(0, 2, 1)[~others].any():
+        if hands.shape != (P, C, m) or (hands < 0).any() or (hands.sum(axis=1) * ~others).any():
             raise ValueError(f"hands must be int[{P}, {C}, {m}] non-negative counts for the other seated seats")
         world.hand += hands.astype(np.int8)
         pool -= hands.sum(axis=0)
@@ -973,6 +973,7 @@ def sample_hands(posterior: np.ndarray, log_deal: np.ndarray, need: np.ndarray, 
     n = count.size
     game = np.repeat(np.arange(n), count)
     m = game.size
+    bounds = np.concatenate([[0], np.cumsum(count)])  # game i's worlds: bounds[i]:bounds[i + 1]
     hands = np.zeros((P, C, m), np.int64)
     log_separate = np.zeros(m)
     pool_w = pool[:, game].T  # [m, C]
@@ -982,11 +983,15 @@ def sample_hands(posterior: np.ndarray, log_deal: np.ndarray, need: np.ndarray, 
         log_p = np.where(stuck[:, None], log_deal[s], posterior[s])
         p = np.exp(log_p - log_p.max(axis=1, keepdims=True))
         cumulative = np.cumsum(p / p.sum(axis=1, keepdims=True), axis=1)
-        choice = (cumulative[game] < rng.random(m)[:, None]).sum(axis=1)
+        u = rng.random(m)
+        choice = np.empty(m, np.intp)
+        for i in range(n):  # (the compositions whose cumulative chance is below each draw)
+            choice[bounds[i]:bounds[i + 1]] = np.searchsorted(cumulative[i], u[bounds[i]:bounds[i + 1]])
         choice = np.minimum(choice, MAX_COMPOSITIONS - 1)
-        composition = COMPOSITIONS[size[game], choice]  # [m, C]
-        hands[s] = composition.T
-        log_separate += _log_deal(pool_w, composition, size[game])
+        # (a padding slot, reached only by rounding, stands for the first composition)
+        choice = np.where(COMPOSITION_VALID[size[game], choice], choice, 0)
+        hands[s] = COMPOSITIONS[size[game], choice].T
+        log_separate += log_deal[s, game, choice]
     total = hands.sum(axis=0).T  # [m, C] all hidden hand cards
     log_joint = (_LOG_FACTORIAL[pool_w].sum(axis=1)
                  - _LOG_FACTORIAL[hands].sum(axis=(0, 1))
