@@ -1,11 +1,14 @@
 """The search bot's world sampling compiled with numba: dealing the hidden cards of sampled
-worlds, and shuffling a world's hidden deck afresh.
+worlds, shuffling a world's hidden deck afresh, and drawing cards from a pool.
 
-:func:`startups_env.agents.search.determinize` and ``search._reshuffle_hidden_deck`` are the
-reference: they order the cards by random keys with numpy's ``argsort``. The kernels here
-take the same keys, drawn by the caller from its generator, and sort them one world at a
-time, so they deal exactly the same cards (tests/test_sampling_kernel.py); they only spare
-numpy's temporaries, which cost more than the sort.
+:func:`startups_env.agents.search.determinize`, ``search._reshuffle_hidden_deck`` and
+``search._draw_from_pool`` are the reference: they order the cards by random keys with
+numpy's ``argsort``. The kernels here take the same keys, drawn by the caller from its
+generator, and sort them one world at a time, so they deal exactly the same cards
+(tests/test_sampling_kernel.py); they only spare numpy's temporaries, which cost more than
+the sort. The worlds are independent: from ``PARALLEL_FROM`` worlds a call they are dealt
+on numba's threads, in chunks of ``CHUNK`` worlds, each chunk with its own sort buffers
+(:func:`scratch`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from startups_env.rules import DECK_SIZE, MAX_PLAYERS, NUM_COMPANIES, NUM_REMOVE
 kernels.forget_stale_cache(__file__, kernels.__file__, queries.__file__)
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
+CHUNK = 64  # worlds dealt together, with one sort buffer
+PARALLEL_FROM = 1024  # worlds a call from which they are dealt on numba's threads
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -36,57 +41,120 @@ def _sort_by_key(keys, items, count):
         items[b + 1] = item
 
 
-@numba.njit(cache=True, nogil=True, _nrt=False)
-def deal_hidden_cards(keys, pool, need, pile_pos, hand, deck, sort_keys, sort_cards):
+@numba.njit(cache=True, nogil=True, inline="always")
+def _chunk(chunk, count):
+    """The worlds lo..hi-1 of chunk ``chunk`` of ``count`` worlds."""
+    lo = chunk * CHUNK
+    return lo, min(lo + CHUNK, count)
+
+
+def _deal_hidden_cards(keys, pool, need, pile_pos, hand, deck, sort_keys, sort_cards):
     """For each world i: the ``pool[:, i]`` cards (counts per company), listed by company
     and ordered by ``keys[i, :]`` (slot k of the list has key ``keys[i, k]``), go first to
     the hands, ``need[p, i]`` to seat p in seat order (added to ``hand``), then to the pile
     (deck positions ``pile_pos[i]``..44) and the removed cards (positions 0..4); the rest
-    of ``deck`` is -1. ``sort_keys`` / ``sort_cards``: float64[45] / int64[45] scratch."""
-    for i in range(keys.shape[0]):
-        total = 0
-        for c in range(C):
-            for _ in range(pool[c, i]):
-                sort_cards[total] = c
-                sort_keys[total] = keys[i, total]
-                total += 1
-        _sort_by_key(sort_keys, sort_cards, total)
-        k = 0
-        for p in range(P):
-            for _ in range(need[p, i]):
-                hand[p, sort_cards[k], i] += 1
+    of ``deck`` is -1. ``sort_keys`` / ``sort_cards``: :func:`scratch`."""
+    for chunk in numba.prange(sort_keys.shape[0]):
+        lo, hi = _chunk(chunk, keys.shape[0])
+        for i in range(lo, hi):
+            total = 0
+            for c in range(C):
+                for _ in range(pool[c, i]):
+                    sort_cards[chunk, total] = c
+                    sort_keys[chunk, total] = keys[i, total]
+                    total += 1
+            _sort_by_key(sort_keys[chunk], sort_cards[chunk], total)
+            k = 0
+            for p in range(P):
+                for _ in range(need[p, i]):
+                    hand[p, sort_cards[chunk, k], i] += 1
+                    k += 1
+            for pos in range(DECK_SIZE):
+                deck[pos, i] = -1
+            for pos in range(pile_pos[i], DECK_SIZE):
+                deck[pos, i] = sort_cards[chunk, k]
                 k += 1
-        for pos in range(DECK_SIZE):
-            deck[pos, i] = -1
-        for pos in range(pile_pos[i], DECK_SIZE):
-            deck[pos, i] = sort_cards[k]
-            k += 1
-        for pos in range(NUM_REMOVED):
-            deck[pos, i] = sort_cards[k]
-            k += 1
+            for pos in range(NUM_REMOVED):
+                deck[pos, i] = sort_cards[chunk, k]
+                k += 1
 
 
-@numba.njit(cache=True, nogil=True, _nrt=False)
-def shuffle_hidden_deck(keys, pile_pos, deck, sort_keys, sort_cards):
+def _shuffle_hidden_deck(keys, pile_pos, deck, sort_keys, sort_cards):
     """For each world i, reorder the cards at its hidden deck positions (the removed cards,
     0..4, and the pile still to draw, ``pile_pos[i]``..44) by ``keys[position, i]``: the
     k-th hidden position (in position order) receives the card of the hidden position with
-    the k-th smallest key. ``sort_keys`` / ``sort_cards``: float64[45] / int64[45] scratch."""
-    for i in range(deck.shape[1]):
-        count = 0
-        for pos in range(DECK_SIZE):
-            if pos < NUM_REMOVED or pos >= pile_pos[i]:
-                sort_keys[count] = keys[pos, i]
-                sort_cards[count] = deck[pos, i]
-                count += 1
-        _sort_by_key(sort_keys, sort_cards, count)
-        k = 0
-        for pos in range(DECK_SIZE):
-            if pos < NUM_REMOVED or pos >= pile_pos[i]:
-                deck[pos, i] = sort_cards[k]
-                k += 1
+    the k-th smallest key. ``sort_keys`` / ``sort_cards``: :func:`scratch`."""
+    for chunk in numba.prange(sort_keys.shape[0]):
+        lo, hi = _chunk(chunk, deck.shape[1])
+        for i in range(lo, hi):
+            count = 0
+            for pos in range(DECK_SIZE):
+                if pos < NUM_REMOVED or pos >= pile_pos[i]:
+                    sort_keys[chunk, count] = keys[pos, i]
+                    sort_cards[chunk, count] = deck[pos, i]
+                    count += 1
+            _sort_by_key(sort_keys[chunk], sort_cards[chunk], count)
+            k = 0
+            for pos in range(DECK_SIZE):
+                if pos < NUM_REMOVED or pos >= pile_pos[i]:
+                    deck[pos, i] = sort_cards[chunk, k]
+                    k += 1
 
 
-def scratch() -> tuple[np.ndarray, np.ndarray]:
-    """The kernels' sort buffers."""
-    return np.empty(DECK_SIZE, np.float64), np.empty(DECK_SIZE, np.int64)
+def _draw_counts(keys, pool, need, drawn, sort_keys, sort_cards):
+    """For each draw i: the ``pool[:, i]`` cards (counts per company), listed by company and
+    ordered by ``keys[i, :]`` as in :func:`deal_hidden_cards`; the first ``need[i]`` of them,
+    counted by company, are written to ``drawn[:, i]``. ``sort_keys`` / ``sort_cards``:
+    :func:`scratch`."""
+    for chunk in numba.prange(sort_keys.shape[0]):
+        lo, hi = _chunk(chunk, keys.shape[0])
+        for i in range(lo, hi):
+            total = 0
+            for c in range(C):
+                drawn[c, i] = 0
+                for _ in range(pool[c, i]):
+                    sort_cards[chunk, total] = c
+                    sort_keys[chunk, total] = keys[i, total]
+                    total += 1
+            _sort_by_key(sort_keys[chunk], sort_cards[chunk], total)
+            for k in range(need[i]):
+                drawn[sort_cards[chunk, k], i] += 1
+
+
+_deal_serial, _deal_parallel = kernels.serial_and_parallel(_deal_hidden_cards)
+_shuffle_serial, _shuffle_parallel = kernels.serial_and_parallel(_shuffle_hidden_deck)
+_draw_serial, _draw_parallel = kernels.serial_and_parallel(_draw_counts)
+
+
+def _run(serial, parallel, count, *args):
+    """One of the kernels over ``count`` worlds, on numba's threads from PARALLEL_FROM on."""
+    kernel = parallel if count >= PARALLEL_FROM else serial
+    kernel(*args, *scratch(count))
+
+
+def deal_hidden_cards(keys, pool, need, pile_pos, hand, deck):
+    """:func:`_deal_hidden_cards` over every world (``keys`` float64[m, 45], ``pool`` int64[C, m],
+    ``need`` int64[7, m], ``pile_pos`` int64[m]; ``hand`` int8[7, C, m] and ``deck``
+    int8[45, m] written)."""
+    _run(_deal_serial, _deal_parallel, keys.shape[0], keys, pool, need, pile_pos, hand, deck)
+
+
+def shuffle_hidden_deck(keys, pile_pos, deck):
+    """:func:`_shuffle_hidden_deck` over every world (``keys`` float64[45, m], ``pile_pos``
+    int64[m]; ``deck`` int8[45, m] shuffled in place)."""
+    _run(_shuffle_serial, _shuffle_parallel, deck.shape[1], keys, pile_pos, deck)
+
+
+def draw_counts(keys, pool, need) -> np.ndarray:
+    """int64[C, r]: :func:`_draw_counts` of ``keys`` float64[r, 45], ``pool`` int64[C, r] and
+    ``need`` int64[r]."""
+    drawn = np.empty(pool.shape, np.int64)
+    _run(_draw_serial, _draw_parallel, keys.shape[0], keys, pool, need, drawn)
+    return drawn
+
+
+def scratch(count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The kernels' sort buffers for ``count`` worlds: float64 / int64 [chunks, 45], a row
+    for each chunk of CHUNK worlds."""
+    chunks = (count + CHUNK - 1) // CHUNK
+    return np.empty((chunks, DECK_SIZE), np.float64), np.empty((chunks, DECK_SIZE), np.int64)

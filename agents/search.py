@@ -154,7 +154,7 @@ def determinize(public: State, seat: np.ndarray, count, rng: np.random.Generator
         from . import sampling_kernel  # (imported on first use: it needs numba)
 
         sampling_kernel.deal_hidden_cards(keys, pool, need.astype(np.int64), world.pile_pos.astype(np.int64),
-                                          world.hand, world.deck, *sampling_kernel.scratch())
+                                          world.hand, world.deck)
         return world
     cards = _shuffled_pool(pool, keys)
     slot = np.arange(DECK_SIZE)
@@ -900,7 +900,7 @@ def older_put_down_evidence(log: History, public: State, viewer: np.ndarray, par
     pool = queries.unseen(states.take(rows), seat_of_row).astype(np.int64)  # [C, r] nobody could see these
     pool[company, column] -= ~put_known
     need = HAND_SIZE + 1 - hand.sum(axis=0)  # a hand holds HAND_SIZE + 1 cards at a put-down
-    hand += _draw_from_pool(pool, need, rng)
+    hand += _draw_from_pool(pool, need, rng, backend)
     log_weight = np.where(put_known, 0.0, -np.log(np.maximum(hand[company, column] - known[company, column], 1)))
     greedy = np.empty(rows.size)
     for s in np.unique(seat_of_row):
@@ -1014,11 +1014,18 @@ def _shuffled_pool(pool: np.ndarray, keys: np.ndarray) -> np.ndarray:
     return np.take_along_axis(cards, np.argsort(keys, axis=1), axis=1)
 
 
-def _draw_from_pool(pool: np.ndarray, need: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def _draw_from_pool(pool: np.ndarray, need: np.ndarray, rng: np.random.Generator,
+                    backend: str | None = None) -> np.ndarray:
     """int64[C, r]: need[i] cards drawn uniformly without replacement from the cards
-    ``pool[:, i]`` (counts per company), as counts per company."""
+    ``pool[:, i]`` (counts per company), as counts per company (on the numba backend by
+    :mod:`startups_env.agents.sampling_kernel`: the same cards from the same keys)."""
     r = need.size
-    drawn = _shuffled_pool(pool, rng.random((r, DECK_SIZE)))
+    keys = rng.random((r, DECK_SIZE))
+    if resolve_backend(backend) == "numba":
+        from . import sampling_kernel  # (imported on first use: it needs numba)
+
+        return sampling_kernel.draw_counts(keys, np.ascontiguousarray(pool, np.int64), need.astype(np.int64))
+    drawn = _shuffled_pool(pool, keys)
     chosen = np.where(np.arange(DECK_SIZE)[None, :] < need[:, None], drawn, C)
     flat = (np.arange(r)[:, None] * (C + 1) + chosen).reshape(-1)
     return np.bincount(flat, minlength=r * (C + 1)).reshape(r, C + 1)[:, :C].T.astype(np.int64)
@@ -1126,7 +1133,7 @@ def _reshuffle_hidden_deck(deck: np.ndarray, pile_pos: np.ndarray, rng: np.rando
     if resolve_backend(backend) == "numba":
         from . import sampling_kernel  # (imported on first use: it needs numba)
 
-        sampling_kernel.shuffle_hidden_deck(keys, pile_pos.astype(np.int64), deck, *sampling_kernel.scratch())
+        sampling_kernel.shuffle_hidden_deck(keys, pile_pos.astype(np.int64), deck)
         return
     pos = np.arange(DECK_SIZE)[:, None]
     hidden = queries.hidden_positions(pile_pos)  # [45, m]

@@ -8,7 +8,8 @@ import pytest
 pytest.importorskip("numba")
 
 from startups_env import Rules, Simulator  # noqa: E402
-from startups_env.agents.search import _reshuffle_hidden_deck, determinize  # noqa: E402
+from startups_env.agents import sampling_kernel  # noqa: E402
+from startups_env.agents.search import _draw_from_pool, _reshuffle_hidden_deck, determinize  # noqa: E402
 from startups_env.core import public_state  # noqa: E402
 
 
@@ -24,26 +25,38 @@ def _assert_same(a, b):
         assert np.array_equal(getattr(a, f.name), getattr(b, f.name)), f.name
 
 
-@pytest.mark.parametrize("players, steps", [(2, 10), (4, 0), (4, 37), (5, 60), (7, 21)])
-def test_determinize_deals_the_same_worlds_on_both_backends(players, steps):
+@pytest.mark.parametrize("players, steps, most", [(2, 10, 9), (4, 0, 9), (4, 37, 9), (5, 60, 9), (7, 21, 9),
+                                                  (4, 37, 90)])  # (the last on numba's threads)
+def test_determinize_deals_the_same_worlds_on_both_backends(players, steps, most):
     sim = _mid_games(players, 30, seed=players + steps, steps=steps)
     live = np.flatnonzero(~sim.done)
     seat = sim.state.current[live].astype(np.intp)
     public = public_state(sim.state.take(live), seat)
-    count = np.random.default_rng(0).integers(1, 9, live.size)
+    count = np.random.default_rng(0).integers(1, most, live.size)
+    assert (count.sum() >= sampling_kernel.PARALLEL_FROM) == (most > 9)
     worlds = [determinize(public, seat, count, np.random.default_rng(7), backend) for backend in ("numpy", "numba")]
     _assert_same(*worlds)
     assert not np.array_equal(worlds[0].deck, determinize(public, seat, count, np.random.default_rng(8)).deck)
 
 
-@pytest.mark.parametrize("players, steps", [(3, 0), (4, 30), (6, 50)])
-def test_reshuffle_shuffles_the_hidden_deck_alike_on_both_backends(players, steps):
-    sim = _mid_games(players, 40, seed=steps, steps=steps)
+@pytest.mark.parametrize("players, steps, games", [(3, 0, 40), (4, 30, 40), (6, 50, 40), (4, 30, 1500)])
+def test_reshuffle_shuffles_the_hidden_deck_alike_on_both_backends(players, steps, games):
+    sim = _mid_games(players, games, seed=steps, steps=steps)
     worlds = [sim.state.take(np.flatnonzero(~sim.done)) for _ in range(2)]
     for world, backend in zip(worlds, ("numpy", "numba")):
         _reshuffle_hidden_deck(world.deck, world.pile_pos, np.random.default_rng(3), backend)
     _assert_same(*worlds)
     assert not np.array_equal(worlds[0].deck, sim.state.take(np.flatnonzero(~sim.done)).deck)
+
+
+@pytest.mark.parametrize("draws", [50, 3000])  # (3,000: on numba's threads)
+def test_draw_from_pool_draws_the_same_cards_on_both_backends(draws):
+    rng = np.random.default_rng(draws)
+    pool = rng.integers(0, 8, (6, draws))
+    need = np.minimum(rng.integers(0, 6, draws), pool.sum(axis=0))
+    drawn = [_draw_from_pool(pool, need, np.random.default_rng(5), backend) for backend in ("numpy", "numba")]
+    assert np.array_equal(*drawn) and drawn[1].dtype == np.int64
+    assert np.array_equal(drawn[0].sum(axis=0), need) and (drawn[0] <= pool).all()
 
 
 def test_the_python_source_deals_alike_without_the_compiler():
@@ -54,10 +67,12 @@ def test_the_python_source_deals_alike_without_the_compiler():
 import numpy as np
 from test_sampling_kernel import test_determinize_deals_the_same_worlds_on_both_backends as deal
 from test_sampling_kernel import test_reshuffle_shuffles_the_hidden_deck_alike_on_both_backends as shuffle
+from test_sampling_kernel import test_draw_from_pool_draws_the_same_cards_on_both_backends as draw
 from startups_env.agents import sampling_kernel
-assert not hasattr(sampling_kernel.deal_hidden_cards, "py_func")  # plain Python
-deal(4, 37)
-shuffle(4, 30)
+assert not hasattr(sampling_kernel._deal_serial, "py_func")  # plain Python
+deal(4, 37, 9)
+shuffle(4, 30, 40)
+draw(50)
 print("same")
 """)
     assert done.returncode == 0 and done.stdout.strip() == "same", done.stderr[-3000:]
