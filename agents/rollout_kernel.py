@@ -38,6 +38,12 @@ from .greedy_kernel import arrays, best_legal_game, greedy_scores_game, kernel_p
 
 kernels.forget_stale_cache(__file__, kernels.__file__, greedy_kernel.__file__, queries.__file__)
 
+# Rollouts a call from which they run on numba's threads. A rollout plays dozens of moves, so
+# far fewer games repay the threads' hand-off than the simulator's one step (its
+# kernels.PARALLEL_FROM is 4,096): the search's calls of 256-4,096 rollouts took 1.6-2x less
+# time on two threads, and its decisions about 8% less (docs/experiments.md, 2026-12-03).
+PARALLEL_FROM = 256
+
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1, _MIX2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 _S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
@@ -139,7 +145,7 @@ def rollout(state: State, first: np.ndarray, second: np.ndarray, mover: np.ndarr
     first, second, mover, random_chance, _ = _checked(m, first, second, mover, random_chance, None)
     counters, legal, scores = _scratch(m, rng)
     over = np.zeros(m, bool)
-    play = _play_parallel if m >= kernels.PARALLEL_FROM else _play_serial
+    play = _play_parallel if m >= PARALLEL_FROM else _play_serial
     play(first, second, rules.turn_cap, random_chance, counters, kernel_params(params), arrays(state), legal, scores,
          over)
     sim = Simulator.from_state(state, rules, seed=rng)
@@ -163,7 +169,7 @@ def rollout_outcomes(state: State, first: np.ndarray, second: np.ndarray, mover:
     first, second, mover, random_chance, chance_row = _checked(m, first, second, mover, random_chance, chance_row)
     counters, legal, scores = _scratch(m, rng)
     rank, margin = np.empty(m), np.empty(m)
-    play = _play_and_score_parallel if m >= kernels.PARALLEL_FROM else _play_and_score_serial
+    play = _play_and_score_parallel if m >= PARALLEL_FROM else _play_and_score_serial
     play(first, second, mover, rules.turn_cap, random_chance, chance_row, counters, kernel_params(params),
          arrays(state), legal, scores, rank, margin)
     if (rank < 0).any():

@@ -94,13 +94,14 @@ def test_outcomes_are_those_of_the_scored_rollout_with_shared_chance_rows():
 
 
 def test_the_threaded_rollout_agrees(monkeypatch):
-    """The rollout kernel's threaded version (from kernels.PARALLEL_FROM rollouts on)."""
-    from startups_env import kernels
+    """The rollout kernel's threaded version (from rollout_kernel.PARALLEL_FROM rollouts on)."""
+    from startups_env.agents import rollout_kernel
 
     worlds, plans, mover = worlds_and_plans(5, 1, 21, 16)
     rules = Rules(num_players=5)
+    monkeypatch.setattr(rollout_kernel, "PARALLEL_FROM", plans.size + 1)
     serial = SearchAgent(seed=5, rules=rules, opponent_model="greedy")._rollout(worlds.copy(), plans, mover)
-    monkeypatch.setattr(kernels, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(rollout_kernel, "PARALLEL_FROM", 1)
     threaded = SearchAgent(seed=5, rules=rules, opponent_model="greedy")._rollout(worlds.copy(), plans, mover)
     np.testing.assert_array_equal(serial, threaded)
 
