@@ -10,7 +10,8 @@ and every reset included:
     aec players=4 backend=numba decisions_per_s=...  env(backend=...) in PettingZoo's usual random-agent loop, per backend
     aec_bare players=4 decisions_per_s=...        that loop over a do-nothing env (bench._BareEnv): its ceiling
     search players=4 backend=... games=8 seconds_per_decision=...   the search bot at its default budget, seat 0
-                                                  of 8 games against greedy bots (one batch), per backend
+                                                  of 8 games against greedy bots (one batch), per backend,
+                                                  after one untimed game (its kernels' first use)
     search_speedup players=4 numba_over_numpy=...  numpy's time per search decision over numba's: the median of
                                                   the ratios of runs on the same games, one after the other
     observe B=4096 players=4 obs_per_s=...        observe.observe() of the player to act, B games at once
@@ -272,6 +273,11 @@ def main(argv=None) -> None:
     rate = _median(lambda seed: aec_bare_rate(p, seconds, seed), r)
     print(f"aec_bare players={p} decisions_per_s={rate}", flush=True)
     if args.search_games:
+        # One game first on each backend, untimed: the search's own compiled kernels (the
+        # rollout, the hand reading, the world sampling) load from the on-disk cache, or
+        # compile, on their first use, and that once-a-process cost is no decision's.
+        for backend in backends:
+            search_seconds_per_decision(p, 1, 0, backend)
         # Each seed's games on every backend in turn, so that the ratio is taken within a
         # pair of runs moments apart (the machine's speed drifts between runs).
         runs = [{backend: search_seconds_per_decision(p, args.search_games, seed, backend) for backend in backends}
