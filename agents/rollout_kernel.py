@@ -41,7 +41,8 @@ kernels.forget_stale_cache(__file__, kernels.__file__, greedy_kernel.__file__, q
 # Rollouts a call from which they run on numba's threads. A rollout plays dozens of moves, so
 # far fewer games repay the threads' hand-off than the simulator's one step (its
 # kernels.PARALLEL_FROM is 4,096): the search's calls of 256-4,096 rollouts took 1.6-2x less
-# time on two threads, and its decisions about 8% less (docs/experiments.md, 2026-12-03).
+# time on two threads, and its decisions about 8% less (docs/experiments.md, 2026-12-03,
+# a later session).
 PARALLEL_FROM = 256
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
