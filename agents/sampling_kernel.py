@@ -42,6 +42,20 @@ def _sort_by_key(keys, items, count):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
+def _sorted_pool(keys, pool, i, sort_keys, sort_cards):
+    """List the ``pool[:, i]`` cards (counts per company) by company into ``sort_cards``, slot
+    k with key ``keys[i, k]``, and sort them by key; returns how many there are."""
+    total = 0
+    for c in range(C):
+        for _ in range(pool[c, i]):
+            sort_cards[total] = c
+            sort_keys[total] = keys[i, total]
+            total += 1
+    _sort_by_key(sort_keys, sort_cards, total)
+    return total
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def _chunk(chunk, count):
     """The worlds lo..hi-1 of chunk ``chunk`` of ``count`` worlds."""
     lo = chunk * CHUNK
@@ -57,13 +71,7 @@ def _deal_hidden_cards(keys, pool, need, pile_pos, hand, deck, sort_keys, sort_c
     for chunk in numba.prange(sort_keys.shape[0]):
         lo, hi = _chunk(chunk, keys.shape[0])
         for i in range(lo, hi):
-            total = 0
-            for c in range(C):
-                for _ in range(pool[c, i]):
-                    sort_cards[chunk, total] = c
-                    sort_keys[chunk, total] = keys[i, total]
-                    total += 1
-            _sort_by_key(sort_keys[chunk], sort_cards[chunk], total)
+            _sorted_pool(keys, pool, i, sort_keys[chunk], sort_cards[chunk])
             k = 0
             for p in range(P):
                 for _ in range(need[p, i]):
@@ -103,20 +111,15 @@ def _shuffle_hidden_deck(keys, pile_pos, deck, sort_keys, sort_cards):
 
 def _draw_counts(keys, pool, need, drawn, sort_keys, sort_cards):
     """For each draw i: the ``pool[:, i]`` cards (counts per company), listed by company and
-    ordered by ``keys[i, :]`` as in :func:`deal_hidden_cards`; the first ``need[i]`` of them,
-    counted by company, are written to ``drawn[:, i]``. ``sort_keys`` / ``sort_cards``:
-    :func:`scratch`."""
+    ordered by ``keys[i, :]`` (as :func:`_deal_hidden_cards` orders them); the first
+    ``need[i]`` of them, counted by company, are written to ``drawn[:, i]``. ``sort_keys`` /
+    ``sort_cards``: :func:`scratch`."""
     for chunk in numba.prange(sort_keys.shape[0]):
         lo, hi = _chunk(chunk, keys.shape[0])
         for i in range(lo, hi):
-            total = 0
+            _sorted_pool(keys, pool, i, sort_keys[chunk], sort_cards[chunk])
             for c in range(C):
                 drawn[c, i] = 0
-                for _ in range(pool[c, i]):
-                    sort_cards[chunk, total] = c
-                    sort_keys[chunk, total] = keys[i, total]
-                    total += 1
-            _sort_by_key(sort_keys[chunk], sort_cards[chunk], total)
             for k in range(need[i]):
                 drawn[sort_cards[chunk, k], i] += 1
 
