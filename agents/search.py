@@ -285,11 +285,15 @@ class SearchAgent(Agent):
             ``search[rollout_policy=ppo]`` on a command line (the registry builds it).
         backend: ``"numba"``: each batch of rollouts is one compiled call
             (:mod:`startups_env.agents.rollout_kernel`: the rules, the greedy policy, the
-            random moves and the end-of-round scoring fused), and the simulator steps the search needs otherwise
-            run on the compiled kernels; ``"numpy"``: the rollouts are stepped by a numpy
-            Simulator with the numpy greedy. Both give the same values for the same
-            worlds without random moves (tests/test_rollout_kernel.py); random moves come
-            from different generators. None (default): numba where it is installed. A
+            random moves and the end-of-round scoring fused), the worlds are dealt and the
+            hand reading's greedy scored by compiled kernels
+            (:mod:`~startups_env.agents.sampling_kernel`,
+            :func:`~startups_env.agents.greedy_kernel.decision_log_probs`), and the simulator
+            steps the search needs otherwise run on the compiled kernels; ``"numpy"``: the
+            rollouts are stepped by a numpy Simulator with the numpy greedy. Both deal the
+            same worlds from the same draws (tests/test_sampling_kernel.py) and give the same
+            values for the same worlds without random moves (tests/test_rollout_kernel.py);
+            random moves come from different generators. None (default): numba where it is installed. A
             ``rollout_policy`` is stepped by the Simulator on either backend.
     """
 
