@@ -7,6 +7,8 @@ and every reset included:
     numba_first_use_s=...                         importing the kernels and a first step (compile or cache load)
     batch B=16384 players=4 backend=numpy decisions_per_s=...   Simulator(auto_reset=True): random_actions() + step(),
                                                   once per installed backend
+    batch_speedup B=16384 players=4 numba_over_numpy=...  numba's rate over numpy's: the median of the ratios
+                                                  of each repeat's runs, one after the other
     aec players=4 backend=numba decisions_per_s=...  env(backend=...) in PettingZoo's usual random-agent loop, per backend
     aec_bare players=4 decisions_per_s=...        that loop over a do-nothing env (bench._BareEnv): its ceiling
     search players=4 backend=... games=8 seconds_per_decision=...   the search bot at its default budget, seat 0
@@ -262,9 +264,16 @@ def main(argv=None) -> None:
               flush=True)
 
     for b in sizes:
-        for backend in backends:  # side by side: the ratio is what a shared machine measures well
-            rate = _median(lambda seed, b=b, backend=backend: batch_rate(p, b, seconds, seed, backend), r)
+        # Each repeat on every backend in turn, so that each ratio is taken between runs
+        # seconds apart: a shared machine's speed drifts by a third within the hour, and the
+        # ratio is what it measures well.
+        runs = [{backend: batch_rate(p, b, seconds, seed, backend) for backend in backends} for seed in range(r)]
+        for backend in backends:
+            rate = round(statistics.median(run[backend] for run in runs))
             print(f"batch B={b} players={p} backend={backend} decisions_per_s={rate}", flush=True)
+        if "numba" in backends:
+            ratio = statistics.median(run["numba"] / run["numpy"] for run in runs)
+            print(f"batch_speedup B={b} players={p} numba_over_numpy={ratio:.2f}", flush=True)
     # The AEC env on each installed backend, and beside it the same loop over a do-nothing
     # env: that loop's ceiling, measured in the same run so that the ratio is fair.
     for backend in backends:
