@@ -23,7 +23,9 @@ kernels.forget_stale_cache(__file__, kernels.__file__, queries.__file__)
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
 CHUNK = 64  # worlds dealt together, with one sort buffer
-PARALLEL_FROM = 1024  # worlds a call from which they are dealt on numba's threads
+# Worlds a call from which they are dealt on numba's threads: reshuffling 512 worlds took 97 us
+# on the calling thread and 78 on two, 1,024 worlds 331 and 152 (2-core machine, 2026-12-03).
+PARALLEL_FROM = 1024
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

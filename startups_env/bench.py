@@ -284,7 +284,8 @@ def main(argv=None) -> None:
     if args.search_games:
         # One game first on each backend, untimed: the search's own compiled kernels (the
         # rollout, the hand reading, the world sampling) load from the on-disk cache, or
-        # compile, on their first use, and that once-a-process cost is no decision's.
+        # compile, on their first use, and that once-a-process cost is no decision's (numpy
+        # gets its game too, so that neither backend's first timed game carries the imports).
         for backend in backends:
             search_seconds_per_decision(p, 1, 0, backend)
         # Each seed's games on every backend in turn, so that the ratio is taken within a
