@@ -749,10 +749,13 @@ class Simulator:
         if self._kernels is not None:
             self._mask_cache = None
             s = self.state
-            if not self._kernels.step_game(0, action, self.rules.turn_cap, s.hand, s.portfolio, s.known, s.coins,
-                                           s.chip, s.market_count, s.market_head, s.market_paid, s.market_stamp,
-                                           s.market_coins, s.deck, s.pile_pos, s.num_players, s.current, s.phase,
-                                           s.barred, s.turn, s.capped):
+            legal = self._kernels.new_mask(1)  # the next mask, filled by the step (fresh: a caller may hold the last)
+            if not self._kernels.step_one_game(legal, action, self.rules.turn_cap, s.hand, s.portfolio, s.known,
+                                               s.coins, s.chip, s.market_count, s.market_head, s.market_paid,
+                                               s.market_stamp, s.market_coins, s.deck, s.pile_pos, s.num_players,
+                                               s.current, s.phase, s.barred, s.turn, s.capped, s.terminated,
+                                               s.truncated):
+                self._cache_compiled_mask(legal)
                 return None
             return self._finish(self._one_game)
         a = self._one_action

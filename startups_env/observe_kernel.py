@@ -58,14 +58,15 @@ def _take_coins(paid, head_stamp, count):
     return _card_coins(paid, head_stamp) * (count > 0)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def observe_into(out, g, seat, hand, portfolio, known, coins, chip, market_count, market_head, market_paid,
                  market_stamp, market_coins, pile_pos, num_players, current, phase, barred, turn, round_,
                  round_points):
     """Write the observation of ``seat`` in game ``g`` of a State's arrays (in the field
     order of :class:`~startups_env.core.State`) into ``out`` float32[OBS_DIM]. The seat
     must be seated (0 <= seat < num_players[g]); the caller checks."""
-    out[:] = 0
+    for i in range(out.shape[0]):
+        out[i] = 0
     n = np.int64(num_players[g])
     k = np.int64(seat)
     out[_NUM_PLAYERS + n - MIN_PLAYERS] = 1
