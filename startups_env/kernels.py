@@ -404,10 +404,10 @@ def legal_choice(legal, u, lo, hi, out, pick, seen):
     (int8[B]) are scratch.
 
     The loops run over the games innermost with no branch, not even a conditional store
-    (``out[g] = a if ... else out[g]`` compiled to one: with random flags it mispredicts
-    about every other game, and took 40x as long on an AVX2 machine), so that they compile
-    to vector instructions: as in queries.legal_choice, the choice is lo plus the number of
-    actions before it, the actions whose running legal count is still <= k."""
+    (``out[g] = a if ... else out[g]`` compiles to one, which does not vectorize and, with
+    random flags, mispredicts about every other game), so that they compile to vector
+    instructions: as in queries.legal_choice, the choice is lo plus the number of actions
+    before it, the actions whose running legal count is still <= k."""
     b = u.shape[0]
     for g in range(b):
         pick[g] = 0
