@@ -279,7 +279,7 @@ def _scores(s, g, hands, hand_row, hand_column, params, out):
     # Each take option gains a card of company c, then the best put-down follows: of another
     # hand card (values as now) or of the gained card itself (one card higher). Nothing is
     # barred before the take, and taking c from the market bars c.
-    draw_value, draw_cost = 0.0, 0
+    draw_value = 0.0
     for c in range(C):
         gain, lead_more, market_gained = out[TAKE + c], out[KEEP + c], out[MARKET + c]
         keep_gained = _keep_value(lead_more, (flags >> (2 * c)) & 1 == 1, (flags >> (2 * c + 1)) & 1 == 1, params)
@@ -291,14 +291,13 @@ def _scores(s, g, hands, hand_row, hand_column, params, out):
         count = s.market_count[c, g]
         coins = card_coins(s.market_paid[c, g], s.market_stamp[c, s.market_head[c, g], g]) if count > 0 else 0
         out[TAKE + c] = _F32(np.float64(gain + _F32(coins)) + best_put_taken)
-        # The draw: an average over the unseen mix, less the coins it lays on the market (one
-        # on each card of a company whose chip I lack).
+        # The draw: an average over the unseen mix, less the coins it lays on the market
+        # (below: kernels.draw_cost).
         term = np.float64(_F32(_unseen_of(unseen, c)) / per_unseen) * (np.float64(gain) + best_put)
         draw_value = term if c == 0 else draw_value + term
-        if s.chip[c, g] != seat:
-            draw_cost += count
         out[KEEP + c] = -np.inf
         out[MARKET + c] = -np.inf
+    draw_cost = kernels.draw_cost(g, seat, s.chip, s.market_count)
     out[DRAW] = _F32(draw_value - np.float64(_F32(draw_cost)) + draw_bonus)
 
 
