@@ -728,12 +728,34 @@ class Simulator:
              s.market_count, s.market_head, s.market_paid, s.market_stamp, s.market_coins, s.deck, s.pile_pos,
              s.num_players, s.current, s.phase, s.barred, s.turn, s.capped, s.terminated, s.truncated)
         ended = np.flatnonzero(over) if np.count_nonzero(over) else _NO_GAMES
-        result = self._finish(ended)
-        if ended.size:  # scored, maybe re-dealt: their masks follow from the state now
-            k.legal_columns(ended, legal, s.hand, s.coins, s.chip, s.market_count, s.current, s.phase, s.barred,
-                            s.terminated, s.truncated)
+        if ended.size and self.auto_reset and self.rules.rounds == 1:
+            result = self._end_and_redeal(ended, legal)
+        else:
+            result = self._finish(ended)
+            if ended.size:  # scored, maybe re-dealt: their masks follow from the state now
+                k.legal_columns(ended, legal, s.hand, s.coins, s.chip, s.market_count, s.current, s.phase, s.barred,
+                                s.terminated, s.truncated)
         self._cache_compiled_mask(legal)
         return result
+
+    def _end_and_redeal(self, ended: np.ndarray, legal: np.ndarray) -> StepResult:
+        """:meth:`_finish` with auto-reset in one-round games on the kernels, and the next
+        mask of the ended games (into ``legal``): one compiled call scores, reports,
+        re-deals and masks them (``kernels.end_games``), from the same draws of the
+        generator as ``_auto_reset``; the rewards follow from the scores and ranks."""
+        s, k = self.state, self._kernels
+        terminated, truncated = s.terminated.copy(), s.truncated.copy()
+        rewards, scores, ranks = self._no_results()
+        n = ended.size
+        parallel = n >= k.PARALLEL_ROUNDS_FROM
+        end = k.end_games_parallel if parallel else k.end_games
+        end(k.thread_count() if parallel else 1, ended, shuffled_decks(self.rng, n),
+            np.zeros(n, np.int8), terminated, truncated, scores, ranks, legal, s.hand, s.portfolio, s.known, s.coins,
+            s.chip, s.market_count, s.market_head, s.market_paid, s.market_coins, s.deck, s.num_players, s.pile_pos,
+            s.current, s.phase, s.barred, s.turn, s.capped, s.terminated, s.truncated, s.round, s.round_points,
+            s.plus2, s.plus1, s.scores, s.threes, s.ranks)
+        rewards[ended] = self._rewards(ended).T
+        return StepResult(rewards, terminated, truncated, scores, ranks)
 
     def _step_one(self, action: int) -> StepResult | None:
         """:meth:`step` for a batch of one running game, with ``action`` a Python int in
@@ -934,12 +956,16 @@ class Simulator:
         self._mask_cache = None
         return self._finish(games)
 
-    def _finish(self, ended: np.ndarray) -> StepResult:
+    def _no_results(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """A step's rewards, scores and ranks ([B, 7] each) where no round ended: zeros,
+        zeros and -1, for the ended games to be written into."""
         b = self.batch_size
-        rewards = np.zeros((b, P), np.float32)
-        scores = np.zeros((b, P), np.int16)
         ranks = np.empty((b, P), np.int8)
         ranks.fill(-1)
+        return np.zeros((b, P), np.float32), np.zeros((b, P), np.int16), ranks
+
+    def _finish(self, ended: np.ndarray) -> StepResult:
+        rewards, scores, ranks = self._no_results()
         s = self.state
         if ended.size:
             self._score_rounds(ended)

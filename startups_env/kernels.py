@@ -8,10 +8,11 @@ numba's threads from ``PARALLEL_FROM`` games on). ``Simulator(..., backend="numb
 on them; the tests prove the two backends equal state for state (tests/test_kernels.py).
 
 What is compiled: the legal mask, the uniform legal sampler, the take / put-down step, the
-scoring of a finished round and the deal of a round from a shuffled deck. The rest of the
-end of a round (the round game's chips, rewards, the shuffling, which draws from the
-simulator's generator) happens in a few games per step and stays in core's numpy code,
-shared by both backends.
+scoring of a finished round and the deal of a round from a shuffled deck (under auto-reset
+in the one-round game, both and the ended games' report in one call, :func:`end_games`).
+The rest of the end of a round (the round game's chips, rewards, the shuffling, which
+draws from the simulator's generator) happens in a few games per step and stays in core's
+numpy code, shared by both backends.
 
 The kernels take the State's arrays by their State names (``hand[p, c, g]`` is seat p's
 hand cards of company c in game g) and change them in place; compiled callers that need
@@ -530,3 +531,41 @@ def _deal_part(lo, hi, games, decks, starters, deck, hand, portfolio, known, coi
 
 
 deal_rounds, deal_rounds_parallel = serial_and_parallel(_deal_rounds)
+
+
+def _end_games(parts, games, decks, starters, ended_terminated, ended_truncated, ended_scores, ended_ranks,
+               legal, hand, portfolio, known, coins, chip, market_count, market_head, market_paid, market_coins, deck,
+               num_players, pile_pos, current, phase, barred, turn, capped, terminated, truncated, round_,
+               round_points, plus2, plus1, scores, threes, ranks):
+    """The end of the listed one-round games under auto-reset, in one call (core's
+    ``_finish``, ``_auto_reset`` and the step's ``legal_columns``): score each game
+    (:func:`score_round_game`), report it in row g of the step's results (``ended_*``:
+    terminated unless capped, truncated if capped, scores and ranks by seat), clear its
+    game-level fields, deal it a fresh round from ``decks[i]`` (``starters[i]`` begins) and
+    write its legal mask. The rewards are left to core (they read the scores and ranks kept in the state)."""
+    n = games.shape[0]
+    for part in numba.prange(parts):
+        lo, hi = n * part // parts, n * (part + 1) // parts
+        for i in range(lo, hi):
+            g = games[i]
+            score_round_game(g, hand, portfolio, coins, current, num_players, scores, threes, ranks)
+            ended_terminated[g] = not capped[g]
+            ended_truncated[g] = capped[g]
+            for p in range(P):
+                ended_scores[g, p] = scores[p, g]
+                ended_ranks[g, p] = ranks[p, g]
+                round_points[p, g] = 0
+                plus2[p, g] = 0
+                plus1[p, g] = 0
+            round_[g] = 0
+            terminated[g] = False
+            truncated[g] = False
+            capped[g] = False
+        _deal_part(lo, hi, games, decks, starters, deck, hand, portfolio, known, coins, chip, market_count,
+                   market_head, market_paid, market_coins, num_players, pile_pos, current, phase, barred, turn)
+        for i in range(lo, hi):
+            legal_actions(legal, games[i], hand, coins, chip, market_count, current, phase, barred, terminated,
+                          truncated)
+
+
+end_games, end_games_parallel = serial_and_parallel(_end_games)
