@@ -4,7 +4,7 @@ Prints one line per figure, each the median of ``--repeats`` timed runs of ``--s
 wall-clock seconds (after a short untimed warm-up), with uniformly random legal actions
 and every reset included:
 
-    numba_first_use_s=...                         importing the kernels and a first step (compile or cache load)
+    numba_first_use_s=...                         importing the kernels and their first use (compile or cache load)
     batch B=16384 players=4 backend=numpy decisions_per_s=...   Simulator(auto_reset=True): random_actions() + step(),
                                                   once per installed backend
     batch_speedup B=16384 players=4 numba_over_numpy=...  numba's rate over numpy's: the median of the ratios
@@ -64,6 +64,22 @@ def _timed(run_chunk, seconds: float) -> float:
         elapsed = _clock() - start
         if elapsed >= seconds:
             return done / elapsed
+
+
+def compiled_first_use(players: int) -> None:
+    """Play enough random games on the numba backend that every kernel of the timed batch
+    runs is compiled, or loaded from the on-disk cache, before they start: a batch large
+    enough for the threaded step (``kernels.PARALLEL_FROM``) past the end of its first
+    rounds (which end in bulk, on the threaded end-of-round kernel, then a few at a time, on
+    the serial one), and two games past their end (the serial step). Otherwise a kernel
+    first used in a timed run (the end of the rounds, about 90 steps in) counts its
+    compilation in that run's rate."""
+    from . import kernels
+
+    for size, steps in ((2, 200), (kernels.PARALLEL_FROM, 200)):
+        sim = Simulator(Rules(num_players=players), size, seed=0, auto_reset=True, backend="numba")
+        for _ in range(steps):
+            sim.step(sim.random_actions())
 
 
 def batch_rate(players: int, batch_size: int, seconds: float, seed: int = 0, backend: str = "numpy") -> float:
@@ -257,9 +273,7 @@ def main(argv=None) -> None:
     backends = [b for b in BACKENDS if b == "numpy" or numba_available()]
     if "numba" in backends:
         start = time.perf_counter()
-        from . import kernels  # noqa: F401  (compiles the kernels, or loads them from the cache)
-
-        Simulator(Rules(num_players=p), 2, seed=0, backend="numba").step([0, 0])
+        compiled_first_use(p)
         print(f"numba_first_use_s={time.perf_counter() - start:.2f}  (compile, or load from the on-disk cache)",
               flush=True)
 
