@@ -542,7 +542,8 @@ def _end_games(parts, games, decks, starters, ended_terminated, ended_truncated,
     (:func:`score_round_game`), report it in row g of the step's results (``ended_*``:
     terminated unless capped, truncated if capped, scores and ranks by seat), clear its
     game-level fields, deal it a fresh round from ``decks[i]`` (``starters[i]`` begins) and
-    write its legal mask. The rewards are left to core (they read the scores and ranks kept in the state)."""
+    write its legal mask into column g of ``legal``. The rewards are left to core: they
+    read the scores and ranks the state keeps."""
     n = games.shape[0]
     for part in numba.prange(parts):
         lo, hi = n * part // parts, n * (part + 1) // parts
