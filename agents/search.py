@@ -33,7 +33,10 @@ For each decision with more than one legal action the bot
    ``determinizations`` worlds (more late in the game, where rollouts are short; fewer
    where there are more than ``halving_width`` candidates), then the better half gets
    twice as many fresh worlds, and so on for ``halving_rounds`` rounds (more where
-   there are many candidates); the first action of the best survivor is played.
+   there are many candidates); the first action of the best survivor is played. After
+   each round a candidate whose value trails the leader's clearly (by more than
+   ``race_z`` standard errors of their paired difference: the worlds are shared) drops
+   out as well, and a decision whose leader is clear of all the others stops there.
    Optionally the greedy bot's own move is favoured: a plan that starts with it counts
    ``greedy_anchor`` more (in units of the value), so the search leaves it only where the
    rollouts say clearly better, a hedge against opponents its model misreads.
@@ -78,6 +81,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+from typing import NamedTuple
 
 import numpy as np
 
@@ -227,6 +231,12 @@ class SearchAgent(Agent):
             ``inference_temperature`` the search holds up against the ladder's styles
             without it, and it costs strength against greedy players
             (docs/experiments.md).
+        race_z: after each round of sequential halving, a candidate also drops out where
+            its mean value trails the leader's by more than ``race_z`` standard errors of
+            their paired difference over the worlds both met (the leader stays; a game
+            whose leader is clear of every other candidate stops early). Default 2.5; 0:
+            plain sequential halving. It saves the rollouts that would only confirm a
+            clear choice (docs/experiments.md).
         halving_width: a decision with more candidates than this starts sequential
             halving with proportionally fewer worlds per candidate and halves more often
             (down to one survivor), so that every round costs about as much as a round
@@ -310,7 +320,7 @@ class SearchAgent(Agent):
                  inference_temperature: float = 0.03, inference_oversample: int = 6,
                  opponent_model: str = "adaptive", rollout_policy: Agent | None = None, backend: str | None = None,
                  greedy_prior: float = 0.5, read_takes: bool = False, greedy_anchor: float = 0.0,
-                 types_per_world: bool = True, other_type_epsilon: float = 0.3):
+                 types_per_world: bool = True, other_type_epsilon: float = 0.3, race_z: float = 2.5):
         super().__init__(seed)
         for label, number, low in (("determinizations", determinizations, 1), ("rollouts", rollouts, 1),
                                    ("max_rollouts", max_rollouts, 1), ("halving_rounds", halving_rounds, 0),
@@ -335,6 +345,8 @@ class SearchAgent(Agent):
             raise ValueError(f"greedy_anchor must be in [0, 1), got {greedy_anchor!r}")
         if not inference_temperature > 0:
             raise ValueError(f"inference_temperature must be positive, got {inference_temperature!r}")
+        if not (race_z == 0 or race_z >= 1):
+            raise ValueError(f"race_z must be 0 (off) or >= 1, got {race_z!r}")
         if not max_world_factor >= 1:
             raise ValueError(f"max_world_factor must be >= 1, got {max_world_factor!r}")
         self.determinizations = int(determinizations)
@@ -363,6 +375,7 @@ class SearchAgent(Agent):
         self.greedy_anchor = float(greedy_anchor)
         self.types_per_world = bool(types_per_world)
         self.other_type_epsilon = float(other_type_epsilon)
+        self.race_z = float(race_z)
         # None: the searching seat plays greedy in the rollouts, like every other seat.
         self.rollout_policy = _rollout_policy(rollout_policy, self.rng)
         self.backend = resolve_backend(backend)
@@ -450,58 +463,67 @@ class SearchAgent(Agent):
         """Best plan in each of n games by sequential halving over the candidate plans
         (bool[n, NUM_PLANS]). A game with more than ``halving_width`` candidates starts with
         proportionally fewer worlds per candidate and halves more often, so that every
-        round costs about the same. ``favored`` (bool[n, NUM_PLANS], optional): plans whose
-        mean value counts ``greedy_anchor`` more."""
+        round costs about the same. After each round, candidates that trail the leader
+        clearly (``race_z``: :func:`_clear_losers`) drop out too, and a game stops where one
+        candidate is left. ``favored`` (bool[n, NUM_PLANS], optional): plans whose value
+        counts ``greedy_anchor`` more."""
         seat = public.current.astype(np.intp)
         alive = candidates.copy()
         count = alive.sum(axis=1)
-        # Summed values; all surviving candidates of a game have met the same worlds (seen).
+        # Summed values (bonus included); all surviving candidates of a game have met the same worlds.
         sums = np.zeros(alive.shape)
-        seen = np.zeros(alive.shape[0])
-        bonus = 0.0 if favored is None else self.greedy_anchor * favored
+        bonus = np.zeros(alive.shape) if favored is None else self.greedy_anchor * favored
         worlds = self._worlds(public)
         pool = None if log is None else self._hand_hypotheses(public, seat, worlds, log)
         wide = count > self.halving_width
         worlds[wide] = np.maximum(1, np.round(worlds[wide] * self.halving_width / count[wide])).astype(np.int64)
         last = np.maximum(self.halving_rounds, np.ceil(np.log2(np.maximum(count, 1))).astype(np.int64) - 1)
+        rounds: list[Outcomes] = []
         round_ = 0
         while True:
             count = alive.sum(axis=1)
             open_games = np.flatnonzero((count > 1) & (round_ <= last))
             if open_games.size == 0:
                 break
-            sums[open_games] += self._evaluate(public.take(open_games), seat[open_games], alive[open_games],
-                                               worlds[open_games], None if pool is None else pool.take(open_games))
-            seen[open_games] += worlds[open_games]
+            outcomes = self._evaluate(public.take(open_games), seat[open_games], alive[open_games],
+                                      worlds[open_games], None if pool is None else pool.take(open_games))
+            outcomes = outcomes._replace(game=open_games[outcomes.game],
+                                         value=outcomes.value + bonus[open_games[outcomes.game], outcomes.plan])
+            rounds.append(outcomes)
+            sums += np.bincount(outcomes.game * NUM_PLANS + outcomes.plan, weights=outcomes.value,
+                                minlength=sums.size).reshape(sums.shape)
             # Keep the better half (rounded up) of each game's candidates.
             halve = open_games[round_ < last[open_games]]
-            score = sums + bonus * seen[:, None]
-            rank = _descending_rank(np.where(alive[halve], score[halve], -np.inf))
+            rank = _descending_rank(np.where(alive[halve], sums[halve], -np.inf))
             alive[halve] &= rank < -(-count[halve] // 2)[:, None]
+            if self.race_z:
+                alive &= ~_clear_losers(rounds, alive, sums, self.race_z)
             worlds = worlds * 2
             round_ += 1
-        return np.where(alive, sums + bonus * seen[:, None], -np.inf).argmax(axis=1).astype(np.int64)
+        return np.where(alive, sums, -np.inf).argmax(axis=1).astype(np.int64)
 
     def _evaluate(self, public: State, seat: np.ndarray, candidates: np.ndarray, worlds: np.ndarray,
-                  pool: WorldPool | None) -> np.ndarray:
-        """float[n, NUM_PLANS]: summed rollout values of each candidate plan over worlds[i]
-        sampled worlds of game i (the same worlds for every candidate of a game), in
-        batches of at most ``max_rollouts`` rollouts."""
+                  pool: WorldPool | None) -> Outcomes:
+        """The rollout values of each candidate plan (bool[n, NUM_PLANS]) of game i on worlds[i]
+        sampled worlds (the same worlds for every candidate of a game), played in batches of
+        at most ``max_rollouts`` rollouts: one :class:`Outcomes` entry per world and
+        candidate, worlds numbered across the n games."""
         n = public.batch_size
         per_game = worlds * self.rollouts * candidates.sum(axis=1)
-        sums = np.zeros((n, NUM_PLANS))
+        parts = []
         start = 0
         while start < n:
             stop = start + 1 + int(np.searchsorted(np.cumsum(per_game[start + 1:]),
                                                    self.max_rollouts - per_game[start], side="right"))
             games = np.arange(start, stop)
-            sums[games] = self._evaluate_batch(public.take(games), seat[games], candidates[games], worlds[games],
-                                               None if pool is None else pool.take(games))
+            part = self._evaluate_batch(public.take(games), seat[games], candidates[games], worlds[games],
+                                        None if pool is None else pool.take(games))
+            parts.append(part._replace(game=part.game + start, world=part.world + worlds[:start].sum()))
             start = stop
-        return sums
+        return Outcomes(*(np.concatenate(field) for field in zip(*parts)))
 
     def _evaluate_batch(self, public: State, seat: np.ndarray, candidates: np.ndarray,
-                        worlds: np.ndarray, pool: WorldPool | None) -> np.ndarray:
+                        worlds: np.ndarray, pool: WorldPool | None) -> Outcomes:
         n = public.batch_size
         game_of_world = np.repeat(np.arange(n), worlds)  # game i's worlds are consecutive
         cand_game, cand_plan = np.nonzero(candidates)  # every (game, plan) candidate, game-major
@@ -518,9 +540,10 @@ class SearchAgent(Agent):
         # Random-move chances per world: the rollouts from one world share its row.
         chance = self._random_chance(seat[game_of_world], self._world_greedy_chance(pool, game_of_world))
         values = self._rollout(rollouts, cand_plan[candidate], mover, chance, chance_row=world_row)
-        flat = cand_game[candidate] * NUM_PLANS + cand_plan[candidate]
-        sums = np.bincount(flat, weights=values, minlength=n * NUM_PLANS).reshape(n, NUM_PLANS)
-        return sums / self.rollouts
+        # A (world, candidate)'s rollouts are consecutive rows.
+        each = slice(None, None, self.rollouts)
+        return Outcomes(cand_game[candidate[each]], cand_plan[candidate[each]], world_row[each],
+                        values.reshape(-1, self.rollouts).mean(axis=1))
 
     def _hand_hypotheses(self, public: State, seat: np.ndarray, worlds: np.ndarray,
                          log: History) -> WorldPool | None:
@@ -1146,6 +1169,45 @@ def _reshuffle_hidden_deck(deck: np.ndarray, pile_pos: np.ndarray, rng: np.rando
     shuffled = deck.copy()
     np.put_along_axis(shuffled, places, np.take_along_axis(deck, order, axis=0), axis=0)
     deck[:] = shuffled
+
+
+class Outcomes(NamedTuple):
+    """One round of a search's rollouts: an entry per sampled world and candidate plan
+    (int[k] ``game``, ``plan``, ``world``; ``world`` numbers the round's worlds, each
+    belonging to one game) and its value (float[k]; the mean of its rollouts)."""
+
+    game: np.ndarray
+    plan: np.ndarray
+    world: np.ndarray
+    value: np.ndarray
+
+
+def _clear_losers(rounds: list[Outcomes], alive: np.ndarray, sums: np.ndarray, z: float) -> np.ndarray:
+    """bool[n, NUM_PLANS]: the alive plans (bool[n, NUM_PLANS]) whose value trails their
+    game's leader (the alive plan of the highest ``sums``) by more than ``z`` standard
+    errors of the mean paired difference, over every world both met in ``rounds`` (common
+    random numbers: a plan alive now met every world of its game so far, as did the
+    leader). A difference that is the same in every world counts as clear when it is
+    positive."""
+    n = alive.shape[0]
+    lead = np.where(alive, sums, -np.inf).argmax(axis=1)
+    moments = np.zeros((3, n * NUM_PLANS))  # per (game, plan): worlds, sum and sum of squares of the deficit
+    for outcomes in rounds:
+        game, plan = outcomes.game, outcomes.plan
+        leads = plan == lead[game]
+        lead_value = np.zeros(outcomes.world.max() + 1)
+        lead_value[outcomes.world[leads]] = outcomes.value[leads]
+        counted = alive[game, plan] & ~leads
+        deficit = (lead_value[outcomes.world] - outcomes.value)[counted]
+        flat = (game * NUM_PLANS + plan)[counted]
+        for k, weights in enumerate((None, deficit, deficit * deficit)):
+            moments[k] += np.bincount(flat, weights=weights, minlength=n * NUM_PLANS)
+    worlds, total, squares = moments.reshape(3, n, NUM_PLANS)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = total / worlds
+        variance = np.maximum(squares - total * mean, 0.0) / (worlds - 1)
+        clear = np.where(variance > 0, mean > z * np.sqrt(variance / worlds), mean > 0)
+    return alive & (worlds > 1) & clear
 
 
 def _top(scores: np.ndarray, mask: np.ndarray, k: int) -> np.ndarray:

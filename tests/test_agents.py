@@ -215,7 +215,7 @@ def test_search_needs_public_state_and_validates_budget():
     for bad in ({"determinizations": 0}, {"rollouts": -1}, {"rollout_epsilon": 2.0}, {"max_candidates": -1},
                 {"value": "best"}, {"soft_scale": 0.0}, {"max_world_factor": 0.5}, {"halving_rounds": -1}, {"turn_puts": -1},
                 {"halving_width": 0}, {"inference_temperature": 0.0}, {"inference_oversample": 0},
-                {"opponent_model": "search"}):
+                {"opponent_model": "search"}, {"race_z": 0.5}, {"race_z": -1.0}, {"race_z": float("nan")}):
         with pytest.raises(ValueError):
             SearchAgent(**bad)
 
@@ -250,6 +250,83 @@ def test_search_greedy_anchor_keeps_the_greedy_move_unless_another_beats_it_by_t
     assert (choices[0.0] != greedy).any()
     with pytest.raises(ValueError, match="greedy_anchor"):
         SearchAgent(greedy_anchor=1.0)
+
+
+class _ScriptedSearch(SearchAgent):
+    """A search whose rollouts are replaced by scripted values: plan p of game g is worth
+    ``means[g, p]`` plus the world's own noise (shared by every plan of the world: common
+    random numbers) plus the plan's (``plan_noise``). Records which plans each round
+    evaluated."""
+
+    def __init__(self, means, plan_noise, **options):
+        super().__init__(seed=0, infer_hands=False, **options)
+        self.means, self.plan_noise, self.evaluated = means, plan_noise, []
+
+    def _evaluate(self, public, seat, candidates, worlds, pool):
+        from startups_env.agents.search import Outcomes
+
+        game_of_world = np.repeat(np.arange(candidates.shape[0]), worlds)
+        world, plan = np.nonzero(candidates[game_of_world])
+        game = game_of_world[world]
+        world_noise = self.rng.normal(0.0, 1.0, game_of_world.size)[world]
+        value = self.means[game, plan] + world_noise + self.rng.normal(0.0, self.plan_noise, world.size)
+        self.evaluated.append(candidates.sum(axis=1))
+        return Outcomes(game, plan, world, value)
+
+
+def test_search_race_drops_clear_losers_and_stops_when_the_leader_is_clear():
+    """Game 0: plan 0 beats plans 1-3 by far more than the paired noise (the worlds' own
+    noise cancels in the paired difference), so racing plays one round and picks it where
+    plain halving plays two. Game 1: plans 0 and 1 are within the noise of each other,
+    both far above plans 2-3: racing drops 2-3 after the first round and leaves the close
+    call to the next. The same choices either way."""
+    from startups_env.agents.search import NUM_PLANS
+
+    candidates = np.zeros((2, NUM_PLANS), bool)
+    candidates[:, :4] = True
+    means = np.zeros((2, NUM_PLANS))
+    means[0, :4] = [1.0, 0.0, 0.0, 0.0]
+    means[1, :4] = [1.0, 1.0, 0.0, 0.0]
+    public = _mid_game(4, 2, seed=1).state
+    runs = {}
+    for race_z in (0.0, 2.5):
+        bot = _ScriptedSearch(means, 0.05, race_z=race_z, determinizations=32, halving_rounds=1)
+        runs[race_z] = bot._search(public_state(public, public.current.astype(np.intp)), candidates, None), bot
+    plain, raced = runs[0.0], runs[2.5]
+    assert plain[0][0] == raced[0][0] == 0
+    assert raced[0][1] in (0, 1)
+    assert [list(x) for x in plain[1].evaluated] == [[4, 4], [2, 2]]
+    assert [list(x) for x in raced[1].evaluated] == [[4, 4], [2]]  # game 0 stopped; game 1 kept its close call
+
+
+def test_clear_losers_test_paired_differences_over_every_round():
+    """A plan is a clear loser when its mean deficit to the leader over the worlds both met
+    (in every round so far) is more than z standard errors of it; a deficit the same in
+    every world is clear where positive; the leader never is."""
+    from startups_env.agents.search import NUM_PLANS, Outcomes, _clear_losers
+
+    rng = np.random.default_rng(0)
+
+    def round_(offsets, plan_noise):  # 20 worlds of plans 0-2 of one game, the worlds' noise shared
+        values = rng.normal(0, 1, (20, 1)) + rng.normal(0, 1, (20, 3)) * plan_noise + offsets
+        worlds, plans = np.indices(values.shape)
+        return Outcomes(np.zeros(values.size, np.int64), plans.ravel(), worlds.ravel(), values.ravel())
+
+    def losers(rounds):
+        sums = np.zeros((1, NUM_PLANS))
+        for r in rounds:
+            sums[0, :3] += np.bincount(r.plan, weights=r.value, minlength=3)
+        sums[0, 0] += 1e-9  # plan 0 leads plan 2 (tied in every world)
+        return np.flatnonzero(_clear_losers(rounds, alive, sums, 2.5)[0]).tolist()
+
+    alive = np.zeros((1, NUM_PLANS), bool)
+    alive[0, :3] = True
+    # Plan 1: 0.1 lower than plan 0 in every world, plan 2 the same as plan 0.
+    assert losers([round_([0.5, 0.4, 0.5], [0, 0, 0])]) == [1]
+    # Plan 1: 0.3 lower on average, its own noise sd 1: not clear over 20 worlds
+    # (standard error 0.22), clear over 400 in 20 rounds (0.05).
+    assert losers([round_([0.5, 0.2, 0.5], [0, 1, 0])]) == []
+    assert losers([round_([0.5, 0.2, 0.5], [0, 1, 0]) for _ in range(20)]) == [1]
 
 
 def _mid_game(players: int, games: int, seed: int) -> Simulator:
