@@ -156,7 +156,8 @@ def rollout(state: State, first: np.ndarray, second: np.ndarray, mover: np.ndarr
 
 def rollout_outcomes(state: State, first: np.ndarray, second: np.ndarray, mover: np.ndarray, rules: Rules,
                      params: GreedyParams, rng: np.random.Generator, *, random_chance: np.ndarray | None = None,
-                     chance_row: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                     chance_row: np.ndarray | None = None, stream: np.ndarray | None = None
+                     ) -> tuple[np.ndarray, np.ndarray]:
     """(rank, margin), float64[m] each: the games of ``state`` played as :func:`rollout`
     plays them, and their round scored, in one compiled call; ``rank`` is ``mover``'s rank in
     the round (0: best) and ``margin`` its score less the best other seated player's
@@ -165,10 +166,13 @@ def rollout_outcomes(state: State, first: np.ndarray, second: np.ndarray, mover:
     ``state.ranks``. ``state`` (changed in place) is left at the end of the round, scored,
     with no next deal and no game-over flags. ``random_chance`` float[k, 7] (default 0) and
     ``chance_row`` int[m] (default: row i for game i): game i's random-move chances are row
-    ``chance_row[i]``, so that games rolled out from one world can share its row."""
+    ``chance_row[i]``, so that games rolled out from one world can share its row.
+    ``stream`` (int[m], default: each game its own): games with the same stream draw the
+    same random numbers, in order (common random numbers: the candidates rolled out from
+    one world meet the same random moves until their games part)."""
     m = state.batch_size
     first, second, mover, random_chance, chance_row = _checked(m, first, second, mover, random_chance, chance_row)
-    counters, legal, scores = _scratch(m, rng)
+    counters, legal, scores = _scratch(m, rng, stream)
     rank, margin = np.empty(m), np.empty(m)
     play = _play_and_score_parallel if m >= PARALLEL_FROM else _play_and_score_serial
     play(first, second, mover, rules.turn_cap, random_chance, chance_row, counters, kernel_params(params),
@@ -198,8 +202,15 @@ def _checked(m: int, first, second, mover, random_chance, chance_row):
     return first, second, mover, random_chance, chance_row
 
 
-def _scratch(m: int, rng: np.random.Generator):
-    """(counters, legal, scores): each rollout's generator, seeded from ``rng``, and the
-    kernels' working rows."""
-    counters = rng.integers(0, 2**63, size=m, dtype=np.int64).astype(np.uint64)
+def _scratch(m: int, rng: np.random.Generator, stream: np.ndarray | None = None):
+    """(counters, legal, scores): each rollout's generator, seeded from ``rng`` (one seed
+    per distinct ``stream``, int[m]; default: one per rollout), and the kernels' working rows."""
+    if stream is None:
+        counters = rng.integers(0, 2**63, size=m, dtype=np.int64).astype(np.uint64)
+    else:
+        stream = np.asarray(stream)
+        if stream.shape != (m,) or not np.issubdtype(stream.dtype, np.integer) or (m and stream.min() < 0):
+            raise ValueError(f"stream must be non-negative ints of shape [{m}], got {stream!r}")
+        seeds = rng.integers(0, 2**63, size=int(stream.max()) + 1 if m else 0, dtype=np.int64)
+        counters = seeds[stream].astype(np.uint64)
     return counters, np.empty((m, NUM_ACTIONS), bool), np.empty((m, NUM_ACTIONS), np.float32)

@@ -539,7 +539,10 @@ class SearchAgent(Agent):
                     else pool.sample(worlds, self.rng, self.backend, repeat=world_row))
         # Random-move chances per world: the rollouts from one world share its row.
         chance = self._random_chance(seat[game_of_world], self._world_greedy_chance(pool, game_of_world))
-        values = self._rollout(rollouts, cand_plan[candidate], mover, chance, chance_row=world_row)
+        # Every candidate of a world meets the same random numbers (common random numbers);
+        # a world's repeated rollouts of one candidate each their own.
+        stream = world_row * self.rollouts + offset % self.rollouts
+        values = self._rollout(rollouts, cand_plan[candidate], mover, chance, chance_row=world_row, stream=stream)
         # A (world, candidate)'s rollouts are consecutive rows.
         each = slice(None, None, self.rollouts)
         return Outcomes(cand_game[candidate[each]], cand_plan[candidate[each]], world_row[each],
@@ -615,12 +618,14 @@ class SearchAgent(Agent):
         return log_deal, log_deal + likelihood.reshape(P, n, MAX_COMPOSITIONS), belief
 
     def _rollout(self, state: State, plans: np.ndarray, mover: np.ndarray, chance: np.ndarray | None = None,
-                 chance_row: np.ndarray | None = None) -> np.ndarray:
+                 chance_row: np.ndarray | None = None, stream: np.ndarray | None = None) -> np.ndarray:
         """Play the plans (int[m] plan ids), then roll out (to the end, or for ``horizon`` turns); value of
         each game for ``mover``. ``state`` is the rollouts' own copy. ``chance`` (float[k, 7]):
         per seat, the chance of a uniformly random move instead of the greedy one, game i's in
         row ``chance_row[i]`` (default: row i; default chances from the options:
-        :meth:`_random_chance`)."""
+        :meth:`_random_chance`). ``stream`` (int[m], optional): rollouts of the same stream
+        draw the same random moves' numbers (on the compiled path; the Simulator-stepped one
+        draws every rollout's afresh)."""
         if chance is None:
             chance = self._random_chance(mover, None)
         rules = self.rules
@@ -635,7 +640,7 @@ class SearchAgent(Agent):
             from .rollout_kernel import rollout_outcomes  # (imported on first use: it needs numba)
 
             rank, margin = rollout_outcomes(state, PLAN_FIRST[plans], PLAN_SECOND[plans], mover, rules, self.greedy,
-                                            self.rng, random_chance=chance, chance_row=chance_row)
+                                            self.rng, random_chance=chance, chance_row=chance_row, stream=stream)
             return self._outcome_value(rank, margin, state.num_players.astype(np.float64))
         if chance_row is not None:  # (the paths below read one row per game)
             chance = chance[chance_row]

@@ -93,6 +93,31 @@ def test_outcomes_are_those_of_the_scored_rollout_with_shared_chance_rows():
                          np.random.default_rng(9), random_chance=per_world, chance_row=rows + 7)
 
 
+def test_rollouts_of_one_stream_meet_the_same_random_numbers():
+    """Rollouts that share a stream draw the same random numbers: copies of one world
+    playing one plan end alike under random moves, where each on its own stream they
+    part; a stream of the wrong shape is refused."""
+    worlds, plans, mover = worlds_and_plans(4, 1, 5, 10, per_game=1)
+    m = worlds.batch_size
+    copies = np.repeat(np.arange(m), 8)
+    chance = np.full((copies.size, 7), 0.5)
+
+    def outcomes(stream):
+        return rollout_outcomes(worlds.take(copies), PLAN_FIRST[plans[copies]], PLAN_SECOND[plans[copies]],
+                                mover[copies], Rules(num_players=4), GreedyParams(), np.random.default_rng(1),
+                                random_chance=chance, stream=stream)
+
+    shared = outcomes(copies)
+    for values in shared:
+        assert (values.reshape(m, 8) == values.reshape(m, 8)[:, :1]).all()
+    own = outcomes(np.arange(copies.size))
+    assert (own[1].reshape(m, 8) != own[1].reshape(m, 8)[:, :1]).any()
+    with pytest.raises(ValueError, match="stream"):
+        outcomes(np.zeros(3, np.int64))
+    with pytest.raises(ValueError, match="stream"):
+        outcomes(copies - 1)
+
+
 def test_the_threaded_rollout_agrees(monkeypatch):
     """The rollout kernel's threaded version (from rollout_kernel.PARALLEL_FROM rollouts on)."""
     from startups_env.agents import rollout_kernel
