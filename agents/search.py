@@ -34,9 +34,10 @@ For each decision with more than one legal action the bot
    where there are more than ``halving_width`` candidates), then the better half gets
    twice as many fresh worlds, and so on for ``halving_rounds`` rounds (more where
    there are many candidates); the first action of the best survivor is played. After
-   each round a candidate whose value trails the leader's clearly (by more than
-   ``race_z`` standard errors of their paired difference: the worlds are shared) drops
-   out as well, and a decision whose leader is clear of all the others stops there.
+   each round (and halfway through the first) a candidate whose value trails the
+   leader's clearly (by more than ``race_z`` standard errors of their paired difference:
+   the worlds are shared) drops out as well, and a decision whose leader is clear of all
+   the others stops there.
    Optionally the greedy bot's own move is favoured: a plan that starts with it counts
    ``greedy_anchor`` more (in units of the value), so the search leaves it only where the
    rollouts say clearly better, a hedge against opponents its model misreads.
@@ -231,12 +232,13 @@ class SearchAgent(Agent):
             ``inference_temperature`` the search holds up against the ladder's styles
             without it, and it costs strength against greedy players
             (docs/experiments.md).
-        race_z: after each round of sequential halving, a candidate also drops out where
-            its mean value trails the leader's by more than ``race_z`` standard errors of
-            their paired difference over the worlds both met (the leader stays; a game
-            whose leader is clear of every other candidate stops early). Default 2.5; 0:
-            plain sequential halving. It saves the rollouts that would only confirm a
-            clear choice (docs/experiments.md).
+        race_z: after each round of sequential halving, and halfway through the first, a
+            candidate also drops out where its mean value trails the leader's by more than
+            ``race_z`` standard errors of their paired difference over the worlds both met
+            (the leader stays; a game whose leader is clear of every other candidate stops
+            early). Default 2.5; 0: plain sequential halving. It saves the rollouts that
+            would only confirm a clear choice: about a third of them, for the same choices
+            (docs/experiments.md).
         halving_width: a decision with more candidates than this starts sequential
             halving with proportionally fewer worlds per candidate and halves more often
             (down to one survivor), so that every round costs about as much as a round
@@ -463,9 +465,9 @@ class SearchAgent(Agent):
         """Best plan in each of n games by sequential halving over the candidate plans
         (bool[n, NUM_PLANS]). A game with more than ``halving_width`` candidates starts with
         proportionally fewer worlds per candidate and halves more often, so that every
-        round costs about the same. After each round, candidates that trail the leader
-        clearly (``race_z``: :func:`_clear_losers`) drop out too, and a game stops where one
-        candidate is left. ``favored`` (bool[n, NUM_PLANS], optional): plans whose value
+        round costs about the same. After each round (and halfway through the first),
+        candidates that trail the leader clearly (``race_z``: :func:`_clear_losers`) drop
+        out too, and a game stops where one candidate is left. ``favored`` (bool[n, NUM_PLANS], optional): plans whose value
         counts ``greedy_anchor`` more."""
         seat = public.current.astype(np.intp)
         alive = candidates.copy()
@@ -479,28 +481,39 @@ class SearchAgent(Agent):
         worlds[wide] = np.maximum(1, np.round(worlds[wide] * self.halving_width / count[wide])).astype(np.int64)
         last = np.maximum(self.halving_rounds, np.ceil(np.log2(np.maximum(count, 1))).astype(np.int64) - 1)
         rounds: list[Outcomes] = []
-        round_ = 0
-        while True:
+        for round_, played, round_ends in self._schedule(worlds):
             count = alive.sum(axis=1)
-            open_games = np.flatnonzero((count > 1) & (round_ <= last))
-            if open_games.size == 0:
+            live = (count > 1) & (round_ <= last)
+            if not live.any():
                 break
-            outcomes = self._evaluate(public.take(open_games), seat[open_games], alive[open_games],
-                                      worlds[open_games], None if pool is None else pool.take(open_games))
-            outcomes = outcomes._replace(game=open_games[outcomes.game],
-                                         value=outcomes.value + bonus[open_games[outcomes.game], outcomes.plan])
-            rounds.append(outcomes)
-            sums += np.bincount(outcomes.game * NUM_PLANS + outcomes.plan, weights=outcomes.value,
-                                minlength=sums.size).reshape(sums.shape)
-            # Keep the better half (rounded up) of each game's candidates.
-            halve = open_games[round_ < last[open_games]]
-            rank = _descending_rank(np.where(alive[halve], sums[halve], -np.inf))
-            alive[halve] &= rank < -(-count[halve] // 2)[:, None]
-            if self.race_z:
+            open_games = np.flatnonzero(live & (played > 0))
+            if open_games.size:
+                outcomes = self._evaluate(public.take(open_games), seat[open_games], alive[open_games],
+                                          played[open_games], None if pool is None else pool.take(open_games))
+                outcomes = outcomes._replace(game=open_games[outcomes.game],
+                                             value=outcomes.value + bonus[open_games[outcomes.game], outcomes.plan])
+                rounds.append(outcomes)
+                sums += np.bincount(outcomes.game * NUM_PLANS + outcomes.plan, weights=outcomes.value,
+                                    minlength=sums.size).reshape(sums.shape)
+            if round_ends:  # keep the better half (rounded up) of each game's candidates
+                halve = np.flatnonzero(live & (round_ < last))
+                rank = _descending_rank(np.where(alive[halve], sums[halve], -np.inf))
+                alive[halve] &= rank < -(-count[halve] // 2)[:, None]
+            if self.race_z and rounds:
                 alive &= ~_clear_losers(rounds, alive, sums, self.race_z)
-            worlds = worlds * 2
-            round_ += 1
         return np.where(alive, sums, -np.inf).argmax(axis=1).astype(np.int64)
+
+    def _schedule(self, worlds: np.ndarray):
+        """The rounds of sequential halving: (round, worlds per candidate int[n], whether the
+        round ends) for each batch of rollouts, round r playing ``worlds * 2**r``. With racing
+        the first round is played in two halves, raced in between (most clear losers show
+        in the first half)."""
+        first = (worlds + 1) // 2 if self.race_z else np.zeros_like(worlds)
+        if self.race_z:
+            yield 0, first, False
+        yield 0, worlds - first, True
+        for round_ in itertools.count(1):
+            yield round_, worlds << round_, True
 
     def _evaluate(self, public: State, seat: np.ndarray, candidates: np.ndarray, worlds: np.ndarray,
                   pool: WorldPool | None) -> Outcomes:

@@ -270,16 +270,17 @@ class _ScriptedSearch(SearchAgent):
         game = game_of_world[world]
         world_noise = self.rng.normal(0.0, 1.0, game_of_world.size)[world]
         value = self.means[game, plan] + world_noise + self.rng.normal(0.0, self.plan_noise, world.size)
-        self.evaluated.append(candidates.sum(axis=1))
+        self.evaluated.append((candidates.sum(axis=1).tolist(), worlds.tolist()))
         return Outcomes(game, plan, world, value)
 
 
 def test_search_race_drops_clear_losers_and_stops_when_the_leader_is_clear():
     """Game 0: plan 0 beats plans 1-3 by far more than the paired noise (the worlds' own
-    noise cancels in the paired difference), so racing plays one round and picks it where
-    plain halving plays two. Game 1: plans 0 and 1 are within the noise of each other,
-    both far above plans 2-3: racing drops 2-3 after the first round and leaves the close
-    call to the next. The same choices either way."""
+    noise cancels in the paired difference), so racing stops it after the first half of
+    the first round, where plain halving plays two rounds. Game 1: plans 0 and 1 are
+    within the noise of each other, both far above plans 2-3: racing drops 2-3 after the
+    first half and plays the second half on the close call alone. The same choices either
+    way."""
     from startups_env.agents.search import NUM_PLANS
 
     candidates = np.zeros((2, NUM_PLANS), bool)
@@ -295,8 +296,10 @@ def test_search_race_drops_clear_losers_and_stops_when_the_leader_is_clear():
     plain, raced = runs[0.0], runs[2.5]
     assert plain[0][0] == raced[0][0] == 0
     assert raced[0][1] in (0, 1)
-    assert [list(x) for x in plain[1].evaluated] == [[4, 4], [2, 2]]
-    assert [list(x) for x in raced[1].evaluated] == [[4, 4], [2]]  # game 0 stopped; game 1 kept its close call
+    worlds = plain[1]._worlds(public)
+    assert plain[1].evaluated == [([4, 4], worlds.tolist()), ([2, 2], (2 * worlds).tolist())]
+    half = (worlds + 1) // 2
+    assert raced[1].evaluated == [([4, 4], half.tolist()), ([2], [worlds[1] - half[1]])]
 
 
 def test_clear_losers_test_paired_differences_over_every_round():
