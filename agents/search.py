@@ -772,24 +772,27 @@ def _rollout_policy(policy, rng: np.random.Generator) -> Agent | None:
 
 @dataclasses.dataclass
 class WorldPool:
-    """Sampled worlds of n games with log-weights: game i's worlds are the consecutive rows
+    """Sampled worlds of n games with log-weights: the pool's world j is row ``rows[j]`` of
+    ``worlds`` (row j where ``rows`` is None), and game i's worlds are the consecutive ones
     with ``game == i``."""
 
     worlds: State
     game: np.ndarray  # int[m], sorted
     log_weights: np.ndarray  # float[m]
     greedy_belief: np.ndarray | None = None  # float[n, 7] the chance that each seat plays greedy (adaptive model)
+    rows: np.ndarray | None = None  # int[m]: where each world is in `worlds`
 
     def take(self, games: np.ndarray) -> "WorldPool":
-        """The pool of the selected games (int[k], ascending), renumbered 0..k-1: the pool
-        itself (sharing its arrays) where they are all of its games."""
-        # (Every round of the search takes its open games, often all of them; the pool holds
-        # several times the worlds of a round, and copying them all cost more than drawing.)
+        """The pool of the selected games (int[k], ascending), renumbered 0..k-1. It shares
+        ``worlds`` with this pool (it indexes them): the search takes a pool of several
+        times a round's worlds for each round, and copying them cost more than drawing."""
         if games.size == self.game[-1] + 1 and np.array_equal(games, np.arange(games.size)):
             return self
-        rows = np.flatnonzero(np.isin(self.game, games))
+        selected = np.flatnonzero(np.isin(self.game, games))
         belief = None if self.greedy_belief is None else self.greedy_belief[games]
-        return WorldPool(self.worlds.take(rows), np.searchsorted(games, self.game[rows]), self.log_weights[rows], belief)
+        rows = selected if self.rows is None else self.rows[selected]
+        return WorldPool(self.worlds, np.searchsorted(games, self.game[selected]), self.log_weights[selected], belief,
+                         rows)
 
     def sample(self, counts: np.ndarray, rng: np.random.Generator, backend: str | None = None,
                repeat: np.ndarray | None = None) -> State:
@@ -798,6 +801,8 @@ class WorldPool:
         meets two piles. ``repeat`` (int[r], optional): return r rows, row j a copy of drawn
         world ``repeat[j]`` (gathered from the pool at once; copies of a world share its pile)."""
         kept = _resample(self.log_weights, self.game, counts, rng)
+        if self.rows is not None:
+            kept = self.rows[kept]
         deck = self.worlds.deck[:, kept]
         _reshuffle_hidden_deck(deck, self.worlds.pile_pos[kept], rng, backend)
         if repeat is not None:

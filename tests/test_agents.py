@@ -891,6 +891,9 @@ def test_world_pool_takes_games_and_samples_by_weight():
     repeat = np.array([0, 0, 4, 2, 4, 1])
     repeated = pool.sample(np.array([3, 2]), np.random.default_rng(1), repeat=repeat)
     assert_states_equal(repeated, sampled.take(repeat))
+    # A pool taken from a taken pool indexes the same worlds.
+    again = pool.take(np.array([1])).sample(np.array([2]), np.random.default_rng(1))
+    assert np.array_equal(again.hand, worlds.take([9, 9]).hand)
 
 
 # ----------------------------------------------------------------------------- honesty
