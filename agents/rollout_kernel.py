@@ -210,7 +210,8 @@ def _scratch(m: int, rng: np.random.Generator, stream: np.ndarray | None = None)
     else:
         stream = np.asarray(stream)
         if stream.shape != (m,) or not np.issubdtype(stream.dtype, np.integer) or (m and stream.min() < 0):
-            raise ValueError(f"stream must be non-negative ints of shape [{m}], got {stream!r}")
+            raise ValueError(f"stream must be non-negative ints of shape [{m}], got {stream.dtype} of shape "
+                             f"{list(stream.shape)}" + (f", min {stream.min()}" if stream.size else ""))
         seeds = rng.integers(0, 2**63, size=int(stream.max()) + 1 if m else 0, dtype=np.int64)
         counters = seeds[stream].astype(np.uint64)
     return counters, np.empty((m, NUM_ACTIONS), bool), np.empty((m, NUM_ACTIONS), np.float32)
