@@ -143,7 +143,7 @@ def rollout(state: State, first: np.ndarray, second: np.ndarray, mover: np.ndarr
     and ``state.ranks`` hold each game's round result, as a Simulator that stepped the
     games would leave them (round game: the next round is dealt from ``rng``)."""
     m = state.batch_size
-    first, second, mover, random_chance, _ = _checked(m, first, second, mover, random_chance, None)
+    first, second, mover, random_chance, _, _ = _checked(m, first, second, mover, random_chance, None)
     counters, legal, scores = _scratch(m, rng)
     over = np.zeros(m, bool)
     play = _play_parallel if m >= PARALLEL_FROM else _play_serial
@@ -171,7 +171,8 @@ def rollout_outcomes(state: State, first: np.ndarray, second: np.ndarray, mover:
     same random numbers, in order (common random numbers: the candidates rolled out from
     one world meet the same random moves until their games part)."""
     m = state.batch_size
-    first, second, mover, random_chance, chance_row = _checked(m, first, second, mover, random_chance, chance_row)
+    first, second, mover, random_chance, chance_row, stream = _checked(m, first, second, mover, random_chance,
+                                                                       chance_row, stream)
     counters, legal, scores = _scratch(m, rng, stream)
     rank, margin = np.empty(m), np.empty(m)
     play = _play_and_score_parallel if m >= PARALLEL_FROM else _play_and_score_serial
@@ -183,7 +184,7 @@ def rollout_outcomes(state: State, first: np.ndarray, second: np.ndarray, mover:
     return rank, margin
 
 
-def _checked(m: int, first, second, mover, random_chance, chance_row):
+def _checked(m: int, first, second, mover, random_chance, chance_row, stream=None):
     """The rollouts' inputs as the kernels take them, their shapes checked."""
     first = np.ascontiguousarray(first, np.int64)
     second = np.ascontiguousarray(second, np.int64)
@@ -199,19 +200,21 @@ def _checked(m: int, first, second, mover, random_chance, chance_row):
     if random_chance.shape != (rows, MAX_PLAYERS) or (m and not 0 <= chance_row.min() <= chance_row.max() < rows):
         raise ValueError(f"random_chance must have shape [k, {MAX_PLAYERS}] with a row for each rollout "
                          f"({m}, or chance_row into it), got {list(random_chance.shape)}")
-    return first, second, mover, random_chance, chance_row
-
-
-def _scratch(m: int, rng: np.random.Generator, stream: np.ndarray | None = None):
-    """(counters, legal, scores): each rollout's generator, seeded from ``rng`` (one seed
-    per distinct ``stream``, int[m]; default: one per rollout), and the kernels' working rows."""
-    if stream is None:
-        counters = rng.integers(0, 2**63, size=m, dtype=np.int64).astype(np.uint64)
-    else:
+    if stream is not None:
         stream = np.asarray(stream)
         if stream.shape != (m,) or not np.issubdtype(stream.dtype, np.integer) or (m and stream.min() < 0):
             raise ValueError(f"stream must be non-negative ints of shape [{m}], got {stream.dtype} of shape "
                              f"{list(stream.shape)}" + (f", min {stream.min()}" if stream.size else ""))
+    return first, second, mover, random_chance, chance_row, stream
+
+
+def _scratch(m: int, rng: np.random.Generator, stream: np.ndarray | None = None):
+    """(counters, legal, scores): each rollout's generator, seeded from ``rng`` (one seed
+    per distinct ``stream``, int[m] as :func:`_checked` leaves it; default: one per
+    rollout), and the kernels' working rows."""
+    if stream is None:
+        counters = rng.integers(0, 2**63, size=m, dtype=np.int64).astype(np.uint64)
+    else:
         seeds = rng.integers(0, 2**63, size=int(stream.max()) + 1 if m else 0, dtype=np.int64)
         counters = seeds[stream].astype(np.uint64)
     return counters, np.empty((m, NUM_ACTIONS), bool), np.empty((m, NUM_ACTIONS), np.float32)

@@ -467,14 +467,14 @@ class SearchAgent(Agent):
         proportionally fewer worlds per candidate and halves more often, so that every
         round costs about the same. After each round (and halfway through the first),
         candidates that trail the leader clearly (``race_z``: :func:`_clear_losers`) drop
-        out too, and a game stops where one candidate is left. ``favored`` (bool[n, NUM_PLANS], optional): plans whose value
-        counts ``greedy_anchor`` more."""
+        out too, and a game stops where one candidate is left. ``favored`` (bool[n,
+        NUM_PLANS], optional): plans whose value counts ``greedy_anchor`` more."""
         seat = public.current.astype(np.intp)
         alive = candidates.copy()
         count = alive.sum(axis=1)
         # Summed values (bonus included); all surviving candidates of a game have met the same worlds.
         sums = np.zeros(alive.shape)
-        bonus = np.zeros(alive.shape) if favored is None else self.greedy_anchor * favored
+        bonus = None if favored is None else self.greedy_anchor * favored
         worlds = self._worlds(public)
         pool = None if log is None else self._hand_hypotheses(public, seat, worlds, log)
         wide = count > self.halving_width
@@ -490,8 +490,9 @@ class SearchAgent(Agent):
             if open_games.size:
                 outcomes = self._evaluate(public.take(open_games), seat[open_games], alive[open_games],
                                           played[open_games], None if pool is None else pool.take(open_games))
-                outcomes = outcomes._replace(game=open_games[outcomes.game],
-                                             value=outcomes.value + bonus[open_games[outcomes.game], outcomes.plan])
+                outcomes = outcomes._replace(game=open_games[outcomes.game])
+                if bonus is not None:
+                    outcomes = outcomes._replace(value=outcomes.value + bonus[outcomes.game, outcomes.plan])
                 rounds.append(outcomes)
                 sums += np.bincount(outcomes.game * NUM_PLANS + outcomes.plan, weights=outcomes.value,
                                     minlength=sums.size).reshape(sums.shape)
@@ -508,10 +509,12 @@ class SearchAgent(Agent):
         round ends) for each batch of rollouts, round r playing ``worlds * 2**r``. With racing
         the first round is played in two halves, raced in between (most clear losers show
         in the first half)."""
-        first = (worlds + 1) // 2 if self.race_z else np.zeros_like(worlds)
         if self.race_z:
+            first = (worlds + 1) // 2
             yield 0, first, False
-        yield 0, worlds - first, True
+            yield 0, worlds - first, True
+        else:
+            yield 0, worlds, True
         for round_ in itertools.count(1):
             yield round_, worlds << round_, True
 
