@@ -32,6 +32,7 @@ disk (``cache=True``).
 from __future__ import annotations
 
 from dataclasses import astuple
+from functools import lru_cache
 
 import numba
 import numpy as np
@@ -61,6 +62,12 @@ def kernel_params(params: GreedyParams) -> tuple:
     as Python floats (float64: the kernels cast to float32 where numpy does)."""
     if not isinstance(params, GreedyParams):
         raise ValueError(f"params must be a GreedyParams, got {type(params).__name__}: {params!r}")
+    return _params_tuple(params)
+
+
+@lru_cache(maxsize=64)
+def _params_tuple(params: GreedyParams) -> tuple:
+    # (cached: astuple deep-copies, and the search asks for the same params at every rollout call)
     return tuple(float(x) for x in astuple(params))
 
 
