@@ -587,8 +587,8 @@ class SearchAgent(Agent):
         pool = queries.unseen(public, seat).astype(np.int64)  # [C, n]
         log_deal, posterior, belief = self._hand_posteriors(public, seat, log, logged, need, pool)
         hands, log_weights = sample_hands(posterior, log_deal, need, pool, count, self.rng)
-        drawn = determinize(public, seat, count, self.rng, self.backend, hands=hands)
-        return WorldPool(drawn, np.repeat(np.arange(public.batch_size), count), log_weights, belief)
+        return WorldPool(public, seat, hands.astype(np.int8), np.repeat(np.arange(public.batch_size), count),
+                         log_weights, belief)
 
     def _hand_posteriors(self, public: State, seat: np.ndarray, log: History, logged: np.ndarray,
                          need: np.ndarray, pool: np.ndarray):
@@ -775,44 +775,37 @@ def _rollout_policy(policy, rng: np.random.Generator) -> Agent | None:
 
 @dataclasses.dataclass
 class WorldPool:
-    """Sampled worlds of n games with log-weights: the pool's world j is row ``rows[j]`` of
-    ``worlds`` (row j where ``rows`` is None), and game i's worlds are the consecutive ones
-    with ``game == i``."""
+    """Hand hypotheses of n games with log-weights: hypothesis j is game ``game[j]`` of
+    ``public`` (a public state of n games, seen by ``seat`` int[n]) with the other seats'
+    hidden hand cards ``hands[:, :, j]``; game i's hypotheses are the consecutive ones with
+    ``game == i``. A hypothesis becomes a world when it is sampled: only then are its pile
+    and removed cards dealt (afresh each time), so the pool holds hands, not States."""
 
-    worlds: State
+    public: State
+    seat: np.ndarray  # int[n]
+    hands: np.ndarray  # int8[7, C, m]
     game: np.ndarray  # int[m], sorted
     log_weights: np.ndarray  # float[m]
     greedy_belief: np.ndarray | None = None  # float[n, 7] the chance that each seat plays greedy (adaptive model)
-    rows: np.ndarray | None = None  # int[m]: where each world is in `worlds`
 
     def take(self, games: np.ndarray) -> "WorldPool":
-        """The pool of the selected games (int[k], ascending), renumbered 0..k-1. It shares
-        ``worlds`` with this pool (it indexes them): the search takes a pool of several
-        times a round's worlds for each round, and copying them cost more than drawing."""
-        if games.size == self.game[-1] + 1 and np.array_equal(games, np.arange(games.size)):
+        """The pool of the selected games (int[k], ascending), renumbered 0..k-1."""
+        if games.size == self.public.batch_size and np.array_equal(games, np.arange(games.size)):
             return self
         selected = np.flatnonzero(np.isin(self.game, games))
         belief = None if self.greedy_belief is None else self.greedy_belief[games]
-        rows = selected if self.rows is None else self.rows[selected]
-        return WorldPool(self.worlds, np.searchsorted(games, self.game[selected]), self.log_weights[selected], belief,
-                         rows)
+        return WorldPool(self.public.take(games), self.seat[games], self.hands[:, :, selected],
+                         np.searchsorted(games, self.game[selected]), self.log_weights[selected], belief)
 
     def sample(self, counts: np.ndarray, rng: np.random.Generator, backend: str | None = None,
                repeat: np.ndarray | None = None) -> State:
-        """counts[i] worlds of each game i, drawn by weight (systematic resampling), each with
-        its pile and removed cards shuffled afresh: a hand hypothesis drawn twice still
-        meets two piles. ``repeat`` (int[r], optional): return r rows, row j a copy of drawn
-        world ``repeat[j]`` (gathered from the pool at once; copies of a world share its pile)."""
+        """counts[i] worlds of each game i: hypotheses drawn by weight (systematic
+        resampling), each dealt a pile and removed cards of its own (:func:`determinize`): a
+        hypothesis drawn twice meets two piles. ``repeat`` (int[r], optional): return r
+        rows, row j a copy of drawn world ``repeat[j]`` (copies of a world share its pile)."""
         kept = _resample(self.log_weights, self.game, counts, rng)
-        if self.rows is not None:
-            kept = self.rows[kept]
-        deck = self.worlds.deck[:, kept]
-        _reshuffle_hidden_deck(deck, self.worlds.pile_pos[kept], rng, backend)
-        if repeat is not None:
-            kept, deck = kept[repeat], deck[:, repeat]
-        worlds = self.worlds.take(kept)
-        worlds.deck[:] = deck
-        return worlds
+        worlds = determinize(self.public, self.seat, counts, rng, backend, hands=self.hands[:, :, kept])
+        return worlds if repeat is None else worlds.take(repeat)
 
 
 def put_down_log_likelihood(worlds: State, log: History, game: np.ndarray, seats: np.ndarray,
@@ -1175,26 +1168,6 @@ def _resample(log_weights: np.ndarray, game: np.ndarray, counts: np.ndarray, rng
     targets = target_game + (step + rng.random(n)[target_game]) / counts[target_game]
     ends = np.append(starts[1:], game.size)
     return np.clip(np.searchsorted(position, targets, side="right"), starts[target_game], ends[target_game] - 1)
-
-
-def _reshuffle_hidden_deck(deck: np.ndarray, pile_pos: np.ndarray, rng: np.random.Generator,
-                           backend: str | None = None) -> None:
-    """Shuffle, in place, each world's hidden deck cards (``deck`` int8[45, m], the removed
-    cards and the pile from ``pile_pos`` int[m] on) among their own positions (on the numba
-    backend by :mod:`startups_env.agents.sampling_kernel`: the same shuffle of the same keys)."""
-    keys = rng.random((DECK_SIZE, deck.shape[1]))
-    if resolve_backend(backend) == "numba":
-        from . import sampling_kernel  # (imported on first use: it needs numba)
-
-        sampling_kernel.shuffle_hidden_deck(keys, pile_pos.astype(np.int64), deck)
-        return
-    pos = np.arange(DECK_SIZE)[:, None]
-    hidden = queries.hidden_positions(pile_pos)  # [45, m]
-    order = np.argsort(np.where(hidden, keys, 2.0 + pos), axis=0)  # hidden first, shuffled
-    places = np.argsort(np.where(hidden, pos, DECK_SIZE + pos), axis=0)  # hidden first, in order
-    shuffled = deck.copy()
-    np.put_along_axis(shuffled, places, np.take_along_axis(deck, order, axis=0), axis=0)
-    deck[:] = shuffled
 
 
 class Outcomes(NamedTuple):

@@ -8,7 +8,7 @@ from the game it plays:
 
 * seats relative to an observer: :func:`absolute_seats`, :func:`relative_seat`;
 * the deck layout (removed cards, dealt hands, pile): :data:`REMOVED`, :data:`HANDS`,
-  :func:`in_pile`, :func:`hidden_positions`, :func:`pile_left`;
+  :func:`in_pile`, :func:`pile_left`;
 * the market: :func:`card_coins`, :func:`take_coins`, :func:`market_take_coins`;
 * a draw's price and the chip: :func:`lacks_chip`, :func:`draw_cost`, :func:`takes_chip`;
 * what a seat cannot see: :func:`unseen_count`, :func:`unseen`;
@@ -108,12 +108,6 @@ def in_pile(pile_pos: np.ndarray) -> np.ndarray:
     """bool[45, B]: the deck position holds a pile card still to be drawn (at or after
     ``pile_pos`` int[B])."""
     return _POSITIONS >= np.asarray(pile_pos)[None, :]
-
-
-def hidden_positions(pile_pos: np.ndarray) -> np.ndarray:
-    """bool[45, B]: the deck positions whose cards nobody has seen: the removed cards and the
-    pile still to draw (``pile_pos`` int[B])."""
-    return (_POSITIONS < NUM_REMOVED) | in_pile(pile_pos)
 
 
 def pile_left(pile_pos):

@@ -15,7 +15,7 @@ from startups_env.agents.features import features, state_features
 from startups_env.agents.greedy import GreedyParams, greedy_scores
 from startups_env.agents.random_agent import uniform_legal
 from startups_env.agents.registry import split_names
-from startups_env.agents.search import (SearchAgent, WorldPool, _reshuffle_hidden_deck, _resample, determinize,
+from startups_env.agents.search import (SearchAgent, WorldPool, _resample, determinize,
                            put_down_log_likelihood)
 from startups_env import Rules, Simulator
 from startups_env.core import public_state
@@ -857,28 +857,19 @@ def test_resample_draws_each_games_count_by_weight():
     assert np.allclose(share[7:], [0.5, 0.5], atol=0.03)  # all-zero weights: uniform
 
 
-def test_reshuffle_hidden_deck_moves_only_hidden_cards():
-    sim = _mid_game(4, 20, seed=7)
-    worlds = sim.state.take(np.flatnonzero(~sim.done))
-    before = worlds.deck.copy()
-    _reshuffle_hidden_deck(worlds.deck, worlds.pile_pos, np.random.default_rng(1))
-    pos = np.arange(DECK_SIZE)[:, None]
-    hidden = (pos < NUM_REMOVED) | (pos >= worlds.pile_pos[None, :])
-    assert np.array_equal(worlds.deck[~hidden], before[~hidden])
-    for g in range(worlds.batch_size):
-        assert sorted(worlds.deck[hidden[:, g], g]) == sorted(before[hidden[:, g], g])
-    assert not np.array_equal(worlds.deck, before)
-
-
 def test_world_pool_takes_games_and_samples_by_weight():
+    """A pool of hand hypotheses: sampled by weight, each drawn hypothesis dealt a pile and
+    removed cards of its own (the unseen cards its hands leave), games taken and renumbered."""
     sim = _mid_game(4, 6, seed=9)
     live = np.flatnonzero(~sim.done)[:3]
     state = sim.state.take(live)
     seat = state.current.astype(np.intp)
-    worlds = determinize(public_state(state, seat), seat, 4, np.random.default_rng(0))
+    public = public_state(state, seat)
+    worlds = determinize(public, seat, 4, np.random.default_rng(0))
     game = np.repeat(np.arange(3), 4)
-    log_w = np.where(np.arange(12) % 4 == 1, 0.0, -np.inf)  # only the second world of each game
-    pool = WorldPool(worlds, game, log_w).take(np.array([0, 2]))
+    hands = worlds.hand - public.hand[:, :, game]
+    log_w = np.where(np.arange(12) % 4 == 1, 0.0, -np.inf)  # only the second hypothesis of each game
+    pool = WorldPool(public, seat, hands, game, log_w).take(np.array([0, 2]))
     assert np.array_equal(pool.game, [0] * 4 + [1] * 4)
     sampled = pool.sample(np.array([3, 2]), np.random.default_rng(1))
     assert sampled.batch_size == 5
@@ -887,11 +878,12 @@ def test_world_pool_takes_games_and_samples_by_weight():
     in_deck = (np.arange(DECK_SIZE)[:, None] < NUM_REMOVED) | (np.arange(DECK_SIZE)[:, None] >= sampled.pile_pos)
     for g in range(5):
         assert sorted(sampled.deck[in_deck[:, g], g]) == sorted(expected.deck[in_deck[:, g], g])
+    assert not np.array_equal(sampled.deck[:, 0], sampled.deck[:, 1])  # one hypothesis, two piles
     # repeat: the same draw, each world copied where it is asked for (copies share a pile).
     repeat = np.array([0, 0, 4, 2, 4, 1])
     repeated = pool.sample(np.array([3, 2]), np.random.default_rng(1), repeat=repeat)
     assert_states_equal(repeated, sampled.take(repeat))
-    # A pool taken from a taken pool indexes the same worlds.
+    # A pool taken from a taken pool holds the same hypotheses.
     again = pool.take(np.array([1])).sample(np.array([2]), np.random.default_rng(1))
     assert np.array_equal(again.hand, worlds.take([9, 9]).hand)
 
@@ -1055,7 +1047,7 @@ def test_types_per_world_draw_each_seat_once_per_world_by_its_belief():
     as greedy (no random moves) or as the second type (random moves with chance
     ``other_type_epsilon``) throughout, greedy as often as believed."""
     belief = np.array([[0.9, 0.2, 0.5, 0.0, 1.0, 0.5, 0.5], [0.1, 0.7, 0.5, 0.3, 0.6, 0.5, 0.5]])
-    pool = WorldPool(None, np.zeros(0, np.int64), np.zeros(0), greedy_belief=belief)
+    pool = WorldPool(None, None, None, np.zeros(0, np.int64), np.zeros(0), greedy_belief=belief)
     game_of_world = np.repeat([0, 1], 40_000)
     bot = SearchAgent(seed=0, types_per_world=True)
     drawn = bot._world_greedy_chance(pool, game_of_world)

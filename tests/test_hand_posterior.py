@@ -105,7 +105,7 @@ def _weighted_uniform_deals(bot, public, seat, log, logged, count, rng):
     greedy, uniform = seat_log_likelihoods(worlds, log, game, logged, bot.greedy, bot.inference_temperature,
                                            bot.rules)
     if bot.opponent_model != "adaptive":
-        return worlds, game, greedy.sum(axis=0), None
+        return worlds.hand, game, greedy.sum(axis=0), None
     prior_odds = np.log(bot.greedy_prior / (1 - bot.greedy_prior)) + search.older_put_down_evidence(
         log, public, seat, bot.greedy, bot.inference_temperature, bot.rules, None)
     prior, other = -np.logaddexp(0.0, -prior_odds), -np.logaddexp(0.0, prior_odds)
@@ -113,7 +113,7 @@ def _weighted_uniform_deals(bot, public, seat, log, logged, count, rng):
     starts = np.flatnonzero(np.r_[True, game[1:] != game[:-1]])
     per_model = [np.logaddexp.reduceat(x, starts, axis=1) for x in (greedy, uniform)]
     belief = np.where(logged, 1.0 / (1.0 + np.exp(-(prior_odds + per_model[0] - per_model[1]))), bot.greedy_prior)
-    return worlds, game, weights, belief.T
+    return worlds.hand, game, weights, belief.T
 
 
 @pytest.mark.parametrize("model", ["greedy", "adaptive"])
@@ -141,12 +141,12 @@ def test_enumerated_hand_reading_agrees_with_weighted_uniform_deals(model, monke
     bot = SearchAgent(seed=3, opponent_model=model, determinizations=6000, inference_oversample=1, rules=rules,
                       inference_temperature=0.5)
     pool = bot._hand_hypotheses(public, seat, count, view)
-    readings = [(pool.worlds, pool.game, pool.log_weights, pool.greedy_belief),
+    readings = [(pool.hands + public.hand[:, :, pool.game], pool.game, pool.log_weights, pool.greedy_belief),
                 _weighted_uniform_deals(bot, public, seat, view, logged, count, np.random.default_rng(4))]
     means = []
-    for worlds, game, log_weights, _ in readings:
+    for hands, game, log_weights, _ in readings:
         w = np.exp(log_weights - np.max(log_weights))
-        hidden = worlds.hand.astype(float) - public.hand.astype(float)[:, :, game]  # [P, C, m]
+        hidden = hands.astype(float) - public.hand.astype(float)[:, :, game]  # [P, C, m]
         means.append(np.stack([(hidden[:, :, game == g] * w[game == g]).sum(axis=2) / w[game == g].sum()
                                for g in range(n)], axis=-1))  # [P, C, n]
     assert np.allclose(means[0].sum(axis=1), hidden_hand_counts(public, seat))

@@ -23,11 +23,11 @@ from startups_env.agents.banker import BankerAgent
 from startups_env.agents.features import features, state_features
 from startups_env.agents.greedy import greedy_scores
 from startups_env.agents.random_agent import RandomAgent
-from startups_env.agents.search import SearchAgent, WorldPool, determinize
+from startups_env.agents.search import SearchAgent, determinize
 from startups_env.core import public_state
 from startups_env.observe import observe
 from startups_env.vector import SeatBatch, privileged_observation
-from startups_env.rules import COMPANY_SIZES, DECK_SIZE, HAND_SIZE, NUM_ACTIONS, NUM_COMPANIES, NUM_REMOVED, Action
+from startups_env.rules import COMPANY_SIZES, DECK_SIZE, HAND_SIZE, NUM_ACTIONS, NUM_COMPANIES, Action
 
 C = NUM_COMPANIES
 BATCH = 40
@@ -136,13 +136,12 @@ def test_unseen_counts_the_hidden_cards():
 
 
 def test_deck_layout_matches_the_reference_deal():
-    """REMOVED, HANDS, in_pile, hidden_positions and pile_left read the canonical deck as the
+    """REMOVED, HANDS, in_pile and pile_left read the canonical deck as the
     reference deals it: removed cards, then 3 cards a seat, then the pile."""
     for sim, refs, _ in _lockstep_positions(5):
         s = sim.state
         pile = queries.in_pile(s.pile_pos)
-        hidden = queries.hidden_positions(s.pile_pos)
-        assert pile.shape == hidden.shape == (DECK_SIZE, BATCH) and pile.dtype == bool
+        assert pile.shape == (DECK_SIZE, BATCH) and pile.dtype == bool
         left = queries.pile_left(s.pile_pos.astype(np.int16))
         for g, ref in enumerate(refs):
             if ref.done:
@@ -150,8 +149,7 @@ def test_deck_layout_matches_the_reference_deal():
             deck = s.deck[:, g].tolist()
             assert sorted(deck[queries.REMOVED]) == sorted(ref.round.removed)
             assert [deck[i] for i in range(DECK_SIZE) if pile[i, g]] == ref.round.pile
-            assert [i for i in range(DECK_SIZE) if hidden[i, g]] == (
-                list(range(NUM_REMOVED)) + list(range(DECK_SIZE - len(ref.round.pile), DECK_SIZE)))
+            assert [i for i in range(DECK_SIZE) if pile[i, g]] == list(range(DECK_SIZE - len(ref.round.pile), DECK_SIZE))
             assert left[g] == len(ref.round.pile)
         assert queries.pile_left(45) == 0
     # The dealt hands: seat i's three cards follow the removed ones, in seat order.
@@ -393,11 +391,6 @@ def _determinize():
     return lambda: determinize(public, s.current, 2, np.random.default_rng(0), backend="numpy")
 
 
-def _world_pool():
-    pool = WorldPool(_mid_game().state, np.arange(24), np.zeros(24))
-    return lambda: pool.sample(np.ones(24, np.int64), np.random.default_rng(0), backend="numpy")
-
-
 def _search_worlds():
     state = _mid_game().state
     return lambda: SearchAgent()._worlds(state)
@@ -444,7 +437,7 @@ CALLERS = [
     ("unseen", _determinize),
     ("absolute_seats", _observe_batch), ("absolute_seats", _state_features), ("absolute_seats", _privileged),
     ("relative_seat", _observe_batch), ("relative_seat", _state_features), ("relative_seat", _rewards("win")),
-    ("in_pile", _privileged), ("in_pile", _determinize), ("hidden_positions", _world_pool),
+    ("in_pile", _privileged), ("in_pile", _determinize),
     ("pile_left", _observe_batch), ("pile_left", _observe_one), ("pile_left", _state_features),
     ("pile_left", _determinize), ("pile_left", _search_worlds),
     ("score_margin", _rewards("margin")), ("score_margin", _search_value("soft")),

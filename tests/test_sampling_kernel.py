@@ -9,7 +9,7 @@ pytest.importorskip("numba")
 
 from startups_env import Rules, Simulator  # noqa: E402
 from startups_env.agents import sampling_kernel  # noqa: E402
-from startups_env.agents.search import _draw_from_pool, _reshuffle_hidden_deck, determinize  # noqa: E402
+from startups_env.agents.search import _draw_from_pool, determinize  # noqa: E402
 from startups_env.core import public_state  # noqa: E402
 
 
@@ -39,16 +39,6 @@ def test_determinize_deals_the_same_worlds_on_both_backends(players, steps, most
     assert not np.array_equal(worlds[0].deck, determinize(public, seat, count, np.random.default_rng(8)).deck)
 
 
-@pytest.mark.parametrize("players, steps, games", [(3, 0, 40), (4, 30, 40), (6, 50, 40), (4, 30, 1500)])
-def test_reshuffle_shuffles_the_hidden_deck_alike_on_both_backends(players, steps, games):
-    sim = _mid_games(players, games, seed=steps, steps=steps)
-    worlds = [sim.state.take(np.flatnonzero(~sim.done)) for _ in range(2)]
-    for world, backend in zip(worlds, ("numpy", "numba")):
-        _reshuffle_hidden_deck(world.deck, world.pile_pos, np.random.default_rng(3), backend)
-    _assert_same(*worlds)
-    assert not np.array_equal(worlds[0].deck, sim.state.take(np.flatnonzero(~sim.done)).deck)
-
-
 @pytest.mark.parametrize("draws", [50, 3000])  # (3,000: on numba's threads)
 def test_draw_from_pool_draws_the_same_cards_on_both_backends(draws):
     rng = np.random.default_rng(draws)
@@ -66,12 +56,10 @@ def test_the_python_source_deals_alike_without_the_compiler():
     done = run_uncompiled("""
 import numpy as np
 from test_sampling_kernel import test_determinize_deals_the_same_worlds_on_both_backends as deal
-from test_sampling_kernel import test_reshuffle_shuffles_the_hidden_deck_alike_on_both_backends as shuffle
 from test_sampling_kernel import test_draw_from_pool_draws_the_same_cards_on_both_backends as draw
 from startups_env.agents import sampling_kernel
 assert not hasattr(sampling_kernel._deal_serial, "py_func")  # plain Python
 deal(4, 37, 9)
-shuffle(4, 30, 40)
 draw(50)
 print("same")
 """)
