@@ -11,11 +11,12 @@ and every reset included:
                                                   of each repeat's runs, one after the other
     aec players=4 backend=numba decisions_per_s=...  env(backend=...) in PettingZoo's usual random-agent loop, per backend
     aec_bare players=4 decisions_per_s=...        that loop over a do-nothing env (bench._BareEnv): its ceiling
-    search players=4 backend=... games=8 seconds_per_decision=...   the search bot at its default budget, seat 0
-                                                  of 8 games against greedy bots (one batch), per backend,
-                                                  after one untimed game (its kernels' first use)
+    search players=4 backend=... games=8 seconds_per_decision=...   the search bot at its default budget, per
+                                                  backend, asked the decisions of seat 0 in 8 games against greedy
+                                                  bots (one batch; recorded first), after an untimed game's
+                                                  decisions (its kernels' first use)
     search_speedup players=4 numba_over_numpy=...  numpy's time per search decision over numba's: the median of
-                                                  the ratios of runs on the same games, one after the other
+                                                  the ratios of runs on the same decisions, one after the other
     observe B=4096 players=4 obs_per_s=...        observe.observe() of the player to act, B games at once
     state_bytes_per_game=...                      the numpy State of one game (Simulator caches excluded)
 
@@ -209,20 +210,49 @@ def observe_rate(players: int, batch_size: int, seconds: float, seed: int = 0) -
     return _timed(run_chunk, seconds)
 
 
-def search_seconds_per_decision(players: int, games: int, seed: int = 0, backend: str = "numpy") -> float:
-    """Seconds inside the search bot's ``act`` per decision, at its default budget, playing
-    seat 0 of ``games`` games against greedy bots (all games decided in one batch, as the
-    arena does; the same deals on every backend)."""
+class _RecordedSearch:
+    """The search bot at seat 0, keeping the arguments of each call of its ``act``."""
+
+    def __init__(self, search):
+        self.search, self.needs, self.name = search, search.needs, search.name
+        self.calls: list[dict] = []
+
+    def act(self, obs, mask, **given):
+        self.calls.append({"obs": obs.copy(), "mask": mask.copy(), **given})  # (the table's copies)
+        return self.search.act(obs, mask, **given)
+
+
+def search_decisions(players: int, games: int, seed: int = 0) -> list[dict]:
+    """The search bot's decisions in ``games`` games: seat 0 at its default budget (fastest
+    installed backend) against greedy bots, all games decided in one batch as the arena
+    does. Each entry is one call of its ``act``, as keyword arguments (obs, mask, public,
+    history), for :func:`search_seconds_per_decision` to replay."""
     from .agents.registry import make_agent  # (the bots are not the library's: imported here)
     from .table import Table
 
-    sim = Simulator(Rules(num_players=players), batch_size=games, seed=seed, backend=backend)
+    sim = Simulator(Rules(num_players=players), batch_size=games, seed=seed)
+    search = _RecordedSearch(make_agent("search", seed=seed))
+    Table(sim, [search] + [make_agent("greedy", seed=seed)] * (players - 1)).play()
+    return search.calls
+
+
+def search_seconds_per_decision(decisions: list[dict], seed: int = 0, backend: str = "numpy") -> float:
+    """Seconds inside a fresh search bot's ``act`` (default budget, ``backend``) per decision,
+    asked the recorded ``decisions`` (:func:`search_decisions`) in turn: every backend
+    decides the same positions, where games played through would part at the first choice
+    in which they differ."""
+    from .agents.registry import make_agent
+
     search = make_agent("search", seed=seed, backend=backend)
-    greedy = make_agent("greedy", seed=seed)
-    timings: dict = {}
-    Table(sim, [search] + [greedy] * (players - 1), timings=timings).play()
-    decisions, seconds = timings[0]
-    return seconds / decisions
+    seconds, count = 0.0, 0
+    for call in decisions:
+        games = np.arange(call["obs"].shape[0])
+        given = {**call, **{key: call[key].take(games) for key in ("public", "history") if key in call}}  # (copies)
+        started = _clock()
+        search.act(**given)
+        seconds += _clock() - started
+        count += call["obs"].shape[0]
+    return seconds / count
 
 
 def state_bytes_per_game(players: int) -> int:
@@ -300,12 +330,15 @@ def main(argv=None) -> None:
         # rollout, the hand reading, the world sampling) load from the on-disk cache, or
         # compile, on their first use, and that once-a-process cost is no decision's (numpy
         # gets its game too, so that neither backend's first timed game carries the imports).
+        warm_up = search_decisions(p, 1)
         for backend in backends:
-            search_seconds_per_decision(p, 1, 0, backend)
-        # Each seed's games on every backend in turn, so that the ratio is taken within a
-        # pair of runs moments apart (the machine's speed drifts between runs).
-        runs = [{backend: search_seconds_per_decision(p, args.search_games, seed, backend) for backend in backends}
-                for seed in range(r)]
+            search_seconds_per_decision(warm_up, 0, backend)
+        # Each seed's decisions on every backend in turn, so that the ratio is taken on the
+        # same positions within a pair of runs moments apart (the machine's speed drifts).
+        runs = []
+        for seed in range(r):
+            decisions = search_decisions(p, args.search_games, seed)
+            runs.append({backend: search_seconds_per_decision(decisions, seed, backend) for backend in backends})
         for backend in backends:
             value = statistics.median(run[backend] for run in runs)
             print(f"search players={p} backend={backend} games={args.search_games} "
