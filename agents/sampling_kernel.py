@@ -1,5 +1,6 @@
 """The search bot's world sampling compiled with numba: dealing the hidden cards of sampled
-worlds and drawing cards from a pool.
+worlds, drawing cards from a pool, and drawing the other seats' hands from their
+posteriors.
 
 :func:`startups_env.agents.search.determinize` and ``search._draw_from_pool`` are the
 reference: they order the cards by random keys with numpy's ``argsort``. The kernels here
@@ -133,8 +134,60 @@ def _draw_counts(keys, pool, need, drawn, sort_keys, sort_cards):
                 drawn[sort_cards[chunk, k], i] += 1
 
 
+def _hands_from_draws(cumulative, draws, seats, need, log_deal, pool, game, compositions, valid, log_factorial,
+                      hands, log_weight):
+    """For each world i (of game ``game[i]``): every seat ``seats[k]`` holds the first
+    composition (of its ``need`` hidden cards) whose cumulative chance reaches ``draws[k,
+    i]``, written to ``hands[:, :, i]`` (zeros elsewhere); ``log_weight[i]`` is the log-ratio
+    of the hands' joint deal from the pool to their separate deals, -inf where together
+    they need more cards of a company than the pool holds (then ``hands`` stays 0 there).
+    The arithmetic of ``search._hands_from_draws``, world by world."""
+    for i in numba.prange(game.shape[0]):
+        g = game[i]
+        log_separate = 0.0
+        for k in range(seats.shape[0]):
+            s, x = seats[k], draws[k, i]
+            size = need[s, g]
+            choice = 0
+            while choice < cumulative.shape[2] and cumulative[k, g, choice] < x:
+                choice += 1
+            choice = min(choice, cumulative.shape[2] - 1)
+            if not valid[size, choice]:  # (a padding slot, reached only by rounding)
+                choice = 0
+            for c in range(C):
+                hands[s, c, i] = compositions[size, choice, c]
+            log_separate += log_deal[s, g, choice]
+        dealt_log, held_log, left_log, feasible = 0.0, 0.0, 0.0, True
+        pool_total = 0
+        for c in range(C):
+            total = 0
+            for s in range(P):
+                total += hands[s, c, i]
+            feasible = feasible and total <= pool[c, g]
+            dealt_log += log_factorial[pool[c, g]]
+            left_log += log_factorial[max(pool[c, g] - total, 0)]
+            pool_total += pool[c, g]
+        for s in range(P):
+            for c in range(C):
+                held_log += log_factorial[hands[s, c, i]]
+        size_log, size_total = 0.0, 0
+        for s in range(P):
+            size_log += log_factorial[need[s, g]]
+            size_total += need[s, g]
+        if not feasible:
+            for s in range(P):
+                for c in range(C):
+                    hands[s, c, i] = 0
+            log_weight[i] = -np.inf
+            continue
+        log_joint = dealt_log - held_log - left_log
+        log_joint -= log_factorial[pool_total] - size_log - log_factorial[max(pool_total - size_total, 0)]
+        log_weight[i] = log_joint - log_separate
+
+
 _deal_serial, _deal_parallel = kernels.serial_and_parallel(_deal_hidden_cards)
 _draw_serial, _draw_parallel = kernels.serial_and_parallel(_draw_counts)
+_hands_serial, _hands_parallel = kernels.serial_and_parallel(_hands_from_draws)
 
 
 def _run(serial, parallel, count, *args):
@@ -156,6 +209,23 @@ def draw_counts(keys, pool, need) -> np.ndarray:
     drawn = np.empty(pool.shape, np.int64)
     _run(_draw_serial, _draw_parallel, keys.shape[0], keys, pool, need, drawn)
     return drawn
+
+
+def hands_from_draws(cumulative, draws, seats, need, log_deal, pool, count) -> tuple[np.ndarray, np.ndarray]:
+    """(int64[7, C, m], float64[m]): ``search.sample_hands`` from its draws (the arguments of
+    ``search._hands_from_draws``): the same hands, the log-weights to rounding (the sums
+    run in another order)."""
+    from .search import _LOG_FACTORIAL, COMPOSITION_VALID, COMPOSITIONS
+
+    game = np.repeat(np.arange(count.size), count)
+    hands = np.zeros((P, C, game.size), np.int64)
+    log_weight = np.empty(game.size)
+    kernel = _hands_parallel if game.size >= PARALLEL_FROM else _hands_serial
+    kernel(np.ascontiguousarray(cumulative, np.float64), np.ascontiguousarray(draws, np.float64),
+           np.ascontiguousarray(seats, np.int64), np.ascontiguousarray(need, np.int64),
+           np.ascontiguousarray(log_deal, np.float64), np.ascontiguousarray(pool, np.int64), game, COMPOSITIONS,
+           COMPOSITION_VALID, _LOG_FACTORIAL, hands, log_weight)
+    return hands, log_weight
 
 
 def scratch(count: int) -> tuple[np.ndarray, np.ndarray]:

@@ -17,8 +17,8 @@ For each decision with more than one legal action the bot
    to make the take of its latest turn) (:func:`seat_log_likelihoods`): an exact
    posterior per player. Each world draws every hand from its player's posterior, and is
    weighted by how the joint deal of the hands differs from their separate deals
-   (:func:`sample_hands`); the search draws its worlds by these weights from
-   ``inference_oversample`` times as many;
+   (:func:`sample_hands`); the search draws its worlds' hands by these weights from
+   ``inference_oversample`` times as many, and deals each drawn world a pile of its own;
 2. plays each candidate in every world (common random numbers: all candidates of a
    decision face the same worlds), then rolls the game out to the end with the
    ``greedy`` bot playing every seat, each from its own observation of the sampled world
@@ -255,9 +255,9 @@ class SearchAgent(Agent):
         read_takes: hand reading also weighs each hypothesis by how likely the take of the
             player's latest turn (a draw, or which market card) was with the hand it implies
             (default False: put-downs only; measured no stronger, docs/experiments.md).
-        inference_oversample: worlds drawn from the hand posteriors per world of the first
-            round; they are drawn and weighted once per decision, and every round of the
-            search draws its worlds from them by weight.
+        inference_oversample: hand hypotheses drawn from the posteriors per world of the
+            first round; they are drawn and weighted once per decision, and every round of
+            the search draws its worlds' hands from them by weight.
         opponent_model: what the search assumes of the other players, in its rollouts and
             its hand reading. ``"greedy"``: they play like the greedy bot (their
             put-downs are read as a softmax-greedy player's). ``"random"``: uniformly random
@@ -566,9 +566,10 @@ class SearchAgent(Agent):
 
     def _hand_hypotheses(self, public: State, seat: np.ndarray, worlds: np.ndarray,
                          log: History) -> WorldPool | None:
-        """The worlds a decision's search draws from when the table's put-downs are known:
-        ``inference_oversample`` times the first round's worlds, sampled once per decision
-        from the other seats' posteriors. None where no other player has put a card down.
+        """The hand hypotheses a decision's search draws its worlds from when the table's
+        put-downs are known: ``inference_oversample`` times the first round's worlds, sampled
+        once per decision from the other seats' posteriors. None where no other player has
+        put a card down.
 
         Each other seat's hidden hand cards are read exactly: every composition they can
         have (at most 56) is weighed by its deal (the hypergeometric chance from the unseen
@@ -586,7 +587,7 @@ class SearchAgent(Agent):
         need = hidden_hand_counts(public, seat)  # [P, n]
         pool = queries.unseen(public, seat).astype(np.int64)  # [C, n]
         log_deal, posterior, belief = self._hand_posteriors(public, seat, log, logged, need, pool)
-        hands, log_weights = sample_hands(posterior, log_deal, need, pool, count, self.rng)
+        hands, log_weights = sample_hands(posterior, log_deal, need, pool, count, self.rng, self.backend)
         return WorldPool(public, seat, hands.astype(np.int8), np.repeat(np.arange(public.batch_size), count),
                          log_weights, belief)
 
@@ -933,7 +934,8 @@ def older_put_down_evidence(log: History, public: State, viewer: np.ndarray, par
     slot, seat, game = np.nonzero(valid)
     if game.size == 0:
         return evidence
-    rows = np.repeat((slot * P + seat) * n + game, hands)  # rows of log.older_state, `hands` samples each
+    put_downs = (slot * P + seat) * n + game  # rows of log.older_state
+    rows = np.repeat(put_downs, hands)  # `hands` samples each
     seat_of_row = np.repeat(seat, hands)
     states = log.older_state
     action = log.older_action.reshape(-1)[rows]  # (its flat index is the state's row)
@@ -943,7 +945,8 @@ def older_put_down_evidence(log: History, public: State, viewer: np.ndarray, par
     put_known = known[company, column] > 0
     hand = known.copy()
     hand[company, column] += ~put_known  # an unknown put-down card was one of the hidden ones
-    pool = queries.unseen(states.take(rows), seat_of_row).astype(np.int64)  # [C, r] nobody could see these
+    # The cards nobody could see then, [C, r].
+    pool = np.repeat(queries.unseen(states.take(put_downs), seat).astype(np.int64), hands, axis=1)
     pool[company, column] -= ~put_known
     need = HAND_SIZE + 1 - hand.sum(axis=0)  # a hand holds HAND_SIZE + 1 cards at a put-down
     hand += _draw_from_pool(pool, need, rng, backend)
@@ -1003,7 +1006,8 @@ def _log_deal(pool: np.ndarray, composition: np.ndarray, size: np.ndarray) -> np
 
 
 def sample_hands(posterior: np.ndarray, log_deal: np.ndarray, need: np.ndarray, pool: np.ndarray,
-                 count: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+                 count: np.ndarray, rng: np.random.Generator, backend: str | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
     """Hidden hands for ``count[i]`` (int[n]) worlds of each game i, and their log-weights.
 
     posterior: float[7, n, 56], each seat's unnormalized log-chance of each composition of
@@ -1014,8 +1018,30 @@ def sample_hands(posterior: np.ndarray, log_deal: np.ndarray, need: np.ndarray, 
     of their separate deals (-inf where together they need more cards of a company than
     the pool holds), which makes the weighted worlds follow the joint posterior. A seat
     whose every composition has chance 0 (its record is impossible under the model) is
-    drawn from its deal alone.
+    drawn from its deal alone. backend: ``"numba"`` draws the hands with
+    :func:`startups_env.agents.sampling_kernel.hands_from_draws` (the same hands, the
+    weights to rounding); None: the fastest installed.
     Returns (int64[7, C, m], float[m]) with m = count.sum(), game i's worlds consecutive."""
+    seats = np.flatnonzero(need.any(axis=1))
+    cumulative = np.empty((seats.size, count.size, MAX_COMPOSITIONS))
+    for row, s in enumerate(seats):
+        stuck = ~np.isfinite(posterior[s].max(axis=1))
+        log_p = np.where(stuck[:, None], log_deal[s], posterior[s])
+        p = np.exp(log_p - log_p.max(axis=1, keepdims=True))
+        cumulative[row] = np.cumsum(p / p.sum(axis=1, keepdims=True), axis=1)
+    draws = rng.random((seats.size, int(count.sum())))
+    if resolve_backend(backend) == "numba":
+        from . import sampling_kernel  # (imported on first use: it needs numba)
+
+        return sampling_kernel.hands_from_draws(cumulative, draws, seats, need, log_deal, pool, count)
+    return _hands_from_draws(cumulative, draws, seats, need, log_deal, pool, count)
+
+
+def _hands_from_draws(cumulative: np.ndarray, draws: np.ndarray, seats: np.ndarray, need: np.ndarray,
+                      log_deal: np.ndarray, pool: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`sample_hands` from its draws: seat ``seats[k]`` of world j holds the first
+    composition whose cumulative chance (``cumulative[k]``, float[n, 56] per game) reaches
+    ``draws[k, j]``."""
     n = count.size
     game = np.repeat(np.arange(n), count)
     m = game.size
@@ -1023,16 +1049,11 @@ def sample_hands(posterior: np.ndarray, log_deal: np.ndarray, need: np.ndarray, 
     hands = np.zeros((P, C, m), np.int64)
     log_separate = np.zeros(m)
     pool_w = pool[:, game].T  # [m, C]
-    for s in np.flatnonzero(need.any(axis=1)):
+    for row, s in enumerate(seats):
         size = need[s]
-        stuck = ~np.isfinite(posterior[s].max(axis=1))
-        log_p = np.where(stuck[:, None], log_deal[s], posterior[s])
-        p = np.exp(log_p - log_p.max(axis=1, keepdims=True))
-        cumulative = np.cumsum(p / p.sum(axis=1, keepdims=True), axis=1)
-        u = rng.random(m)
         choice = np.empty(m, np.intp)
         for i in range(n):  # (the compositions whose cumulative chance is below each draw)
-            choice[bounds[i]:bounds[i + 1]] = np.searchsorted(cumulative[i], u[bounds[i]:bounds[i + 1]])
+            choice[bounds[i]:bounds[i + 1]] = np.searchsorted(cumulative[row, i], draws[row, bounds[i]:bounds[i + 1]])
         choice = np.minimum(choice, MAX_COMPOSITIONS - 1)
         # (a padding slot, reached only by rounding, stands for the first composition)
         choice = np.where(COMPOSITION_VALID[size[game], choice], choice, 0)

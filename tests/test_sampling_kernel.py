@@ -9,7 +9,8 @@ pytest.importorskip("numba")
 
 from startups_env import Rules, Simulator  # noqa: E402
 from startups_env.agents import sampling_kernel  # noqa: E402
-from startups_env.agents.search import _draw_from_pool, determinize  # noqa: E402
+from startups_env.agents.search import (COMPOSITION_VALID, COMPOSITIONS, MAX_COMPOSITIONS, _draw_from_pool,  # noqa: E402
+                                        _log_deal, determinize, sample_hands)
 from startups_env.core import public_state  # noqa: E402
 
 
@@ -49,6 +50,40 @@ def test_draw_from_pool_draws_the_same_cards_on_both_backends(draws):
     assert np.array_equal(drawn[0].sum(axis=0), need) and (drawn[0] <= pool).all()
 
 
+def _posteriors(games: int, seed: int):
+    """(posterior, log_deal, need, pool) of ``sample_hands`` for random tables: pools of 6-30
+    unseen cards, 0-3 hidden cards for each of 2-6 other seats, some seats' records
+    impossible (every composition -inf)."""
+    rng = np.random.default_rng(seed)
+    pool = rng.integers(1, 6, (6, games))
+    need = np.where(np.arange(7)[:, None] < rng.integers(3, 8, games)[None, :], rng.integers(0, 4, (7, games)), 0)
+    need[0] = 0  # the searching seat
+    log_deal = np.full((7, games, MAX_COMPOSITIONS), -np.inf)
+    for s in range(1, 7):
+        slot = np.arange(MAX_COMPOSITIONS)
+        for g in range(games):
+            k = need[s, g]
+            log_deal[s, g] = np.where(COMPOSITION_VALID[k, slot],
+                                      _log_deal(np.repeat(pool[:, g][None, :], MAX_COMPOSITIONS, 0),
+                                                COMPOSITIONS[k], np.full(MAX_COMPOSITIONS, k)), -np.inf)
+    posterior = log_deal + rng.normal(0.0, 2.0, log_deal.shape)
+    posterior[rng.random((7, games)) < 0.1] = -np.inf
+    return posterior, log_deal, need, pool
+
+
+@pytest.mark.parametrize("games, most", [(12, 40), (40, 200)])  # (40 games: some 4,000 worlds, threaded)
+def test_sample_hands_draws_the_same_hands_on_both_backends(games, most):
+    posterior, log_deal, need, pool = _posteriors(games, games)
+    count = np.random.default_rng(1).integers(1, most, games)
+    drawn = [sample_hands(posterior, log_deal, need, pool, count, np.random.default_rng(5), backend)
+             for backend in ("numpy", "numba")]
+    assert np.array_equal(drawn[0][0], drawn[1][0]) and drawn[1][0].dtype == np.int64
+    np.testing.assert_allclose(drawn[1][1], drawn[0][1], rtol=1e-12, atol=1e-12)
+    weights = drawn[0][1]
+    assert np.isinf(weights).any() and np.isfinite(weights).any()  # (both kinds of worlds are met)
+    assert (count.sum() >= sampling_kernel.PARALLEL_FROM) == (games == 40)
+
+
 def test_the_python_source_deals_alike_without_the_compiler():
     """With NUMBA_DISABLE_JIT=1 the kernels run as the Python they are written in."""
     from helpers import run_uncompiled
@@ -57,10 +92,12 @@ def test_the_python_source_deals_alike_without_the_compiler():
 import numpy as np
 from test_sampling_kernel import test_determinize_deals_the_same_worlds_on_both_backends as deal
 from test_sampling_kernel import test_draw_from_pool_draws_the_same_cards_on_both_backends as draw
+from test_sampling_kernel import test_sample_hands_draws_the_same_hands_on_both_backends as hands
 from startups_env.agents import sampling_kernel
 assert not hasattr(sampling_kernel._deal_serial, "py_func")  # plain Python
 deal(4, 37, 9)
 draw(50)
+hands(12, 40)
 print("same")
 """)
     assert done.returncode == 0 and done.stdout.strip() == "same", done.stderr[-3000:]
