@@ -16,7 +16,8 @@ and every reset included:
                                                   bots (one batch; recorded first), after an untimed game's
                                                   decisions (its kernels' first use)
     search_speedup players=4 numba_over_numpy=...  numpy's time per search decision over numba's: the median of
-                                                  the ratios of runs on the same decisions, one after the other
+                                                  the ratios of runs on the same decisions, each call asked of
+                                                  both backends in turn
     observe B=4096 players=4 obs_per_s=...        observe.observe() of the player to act, B games at once
     state_bytes_per_game=...                      the numpy State of one game (Simulator caches excluded)
 
@@ -236,23 +237,26 @@ def search_decisions(players: int, games: int, seed: int = 0) -> list[dict]:
     return search.calls
 
 
-def search_seconds_per_decision(decisions: list[dict], seed: int = 0, backend: str = "numpy") -> float:
-    """Seconds inside a fresh search bot's ``act`` (default budget, ``backend``) per decision,
-    asked the recorded ``decisions`` (:func:`search_decisions`) in turn: every backend
-    decides the same positions, where games played through would part at the first choice
-    in which they differ."""
+def search_seconds_per_decision(decisions: list[dict], seed: int = 0, backends=("numpy",)) -> dict[str, float]:
+    """Seconds inside a fresh search bot's ``act`` (default budget) per decision, for each of
+    ``backends``, asked the recorded ``decisions`` (:func:`search_decisions`): every backend
+    decides the same positions (games played through would part at the first choice in
+    which the backends differ), and each call is asked of every backend in turn, so that
+    the machine's drift in speed falls on all of them alike."""
     from .agents.registry import make_agent
 
-    search = make_agent("search", seed=seed, backend=backend)
-    seconds, count = 0.0, 0
+    searches = {backend: make_agent("search", seed=seed, backend=backend) for backend in backends}
+    seconds = dict.fromkeys(backends, 0.0)
+    count = 0
     for call in decisions:
         games = np.arange(call["obs"].shape[0])
-        given = {**call, **{key: call[key].take(games) for key in ("public", "history") if key in call}}  # (copies)
-        started = _clock()
-        search.act(**given)
-        seconds += _clock() - started
-        count += call["obs"].shape[0]
-    return seconds / count
+        for backend, search in searches.items():
+            given = {**call, **{key: call[key].take(games) for key in ("public", "history") if key in call}}  # copies
+            started = _clock()
+            search.act(**given)
+            seconds[backend] += _clock() - started
+        count += games.size
+    return {backend: total / count for backend, total in seconds.items()}
 
 
 def state_bytes_per_game(players: int) -> int:
@@ -326,19 +330,13 @@ def main(argv=None) -> None:
     rate = _median(lambda seed: aec_bare_rate(p, seconds, seed), r)
     print(f"aec_bare players={p} decisions_per_s={rate}", flush=True)
     if args.search_games:
-        # One game first on each backend, untimed: the search's own compiled kernels (the
+        # One game's decisions first, untimed: the search's own compiled kernels (the
         # rollout, the hand reading, the world sampling) load from the on-disk cache, or
         # compile, on their first use, and that once-a-process cost is no decision's (numpy
-        # gets its game too, so that neither backend's first timed game carries the imports).
-        warm_up = search_decisions(p, 1)
-        for backend in backends:
-            search_seconds_per_decision(warm_up, 0, backend)
-        # Each seed's decisions on every backend in turn, so that the ratio is taken on the
-        # same positions within a pair of runs moments apart (the machine's speed drifts).
-        runs = []
-        for seed in range(r):
-            decisions = search_decisions(p, args.search_games, seed)
-            runs.append({backend: search_seconds_per_decision(decisions, seed, backend) for backend in backends})
+        # gets them too, so that neither backend's first timed call carries the imports).
+        search_seconds_per_decision(search_decisions(p, 1), 0, backends)
+        runs = [search_seconds_per_decision(search_decisions(p, args.search_games, seed), seed, backends)
+                for seed in range(r)]
         for backend in backends:
             value = statistics.median(run[backend] for run in runs)
             print(f"search players={p} backend={backend} games={args.search_games} "
