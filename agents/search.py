@@ -140,10 +140,13 @@ def determinize(public: State, seat: np.ndarray, count, rng: np.random.Generator
     seats = np.arange(P)[:, None]
     others = (seats != who[None, :]) & (seats < players[None, :])  # [P, m]
     if hands is not None:
-        if hands.shape != (P, C, m) or (hands < 0).any() or (hands.sum(axis=1) * ~others).any():
-            raise ValueError(f"hands must be int[{P}, {C}, {m}] non-negative counts for the other seated seats")
-        world.hand += hands.astype(np.int8)
-        pool -= hands.sum(axis=0)
+        if hands.shape != (P, C, m) or (hands < 0).any() or (hands > HAND_SIZE).any():
+            raise ValueError(f"hands must be int[{P}, {C}, {m}] counts of 0..{HAND_SIZE} for the other seated seats")
+        hands = hands.astype(np.int8, copy=False)  # (sums in int8: numpy's casting reductions are slow)
+        if (hands.sum(axis=1, dtype=np.int8) * ~others).any():
+            raise ValueError(f"hands must be int[{P}, {C}, {m}] counts of 0..{HAND_SIZE} for the other seated seats")
+        world.hand += hands
+        pool -= hands.sum(axis=0, dtype=np.int8)
         if (pool < 0).any():
             raise ValueError("hands hold more cards of a company than the unseen pool")
     need = hidden_hand_counts(world, who)  # [P, m] unknown hand cards

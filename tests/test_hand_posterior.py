@@ -180,8 +180,12 @@ def test_determinize_deals_around_the_hands_it_is_given(backend):
     assert np.array_equal(counts, truth)  # the hidden deck holds exactly the cards no hand does
     too_many = hands.copy()
     too_many[:, :, 0] = 0
-    too_many[(seat[0] + 1) % 4, :, 0] = 10
+    for other in range(1, 4):  # 3 cards of the five-card company in each other hand
+        too_many[(seat[0] + other) % 4, 0, 0] = 3
     with pytest.raises(ValueError, match="more cards of a company than the unseen pool"):
+        determinize(public, seat, 1, np.random.default_rng(0), "numpy", hands=too_many)
+    too_many[(seat[0] + 1) % 4, :, 0] = 10
+    with pytest.raises(ValueError, match="counts of 0..3"):
         determinize(public, seat, 1, np.random.default_rng(0), "numpy", hands=too_many)
     own = hands.copy()
     own[seat[1], 0, 1] = 1
