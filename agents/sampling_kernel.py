@@ -1,6 +1,6 @@
 """The search bot's world sampling compiled with numba: dealing the hidden cards of sampled
-worlds, drawing cards from a pool, and drawing the other seats' hands from their
-posteriors.
+worlds, drawing cards from a pool, drawing the other seats' hands from their posteriors,
+and gathering the rollouts' copies of the worlds.
 
 :func:`startups_env.agents.search.determinize` and ``search._draw_from_pool`` are the
 reference: they order the cards by random keys with numpy's ``argsort``. The kernels here
@@ -16,7 +16,11 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from dataclasses import fields
+
 from startups_env import kernels, queries
+from startups_env.core import State
+from startups_env.kernels import arrays
 from startups_env.rules import DECK_SIZE, MAX_PLAYERS, NUM_COMPANIES, NUM_REMOVED
 
 kernels.forget_stale_cache(__file__, kernels.__file__, queries.__file__)
@@ -185,6 +189,60 @@ def _hands_from_draws(cumulative, draws, seats, need, log_deal, pool, game, comp
         log_weight[i] = log_joint - log_separate
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _gather_1d(source, rows, target):
+    for j in range(rows.shape[0]):
+        target[j] = source[rows[j]]
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _gather_2d(source, rows, target):
+    for a in range(source.shape[0]):
+        for j in range(rows.shape[0]):
+            target[a, j] = source[a, rows[j]]
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _gather_3d(source, rows, target):
+    for a in range(source.shape[0]):
+        for b in range(source.shape[1]):
+            for j in range(rows.shape[0]):
+                target[a, b, j] = source[a, b, rows[j]]
+
+
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def _gather(s, rows, t):
+    """Game ``rows[j]`` of the State arrays ``s`` into game j of ``t``, field by field (every
+    field of State: tests/test_sampling_kernel.py checks the list)."""
+    _gather_3d(s.hand, rows, t.hand)
+    _gather_3d(s.portfolio, rows, t.portfolio)
+    _gather_3d(s.known, rows, t.known)
+    _gather_2d(s.coins, rows, t.coins)
+    _gather_2d(s.chip, rows, t.chip)
+    _gather_2d(s.market_count, rows, t.market_count)
+    _gather_2d(s.market_head, rows, t.market_head)
+    _gather_2d(s.market_paid, rows, t.market_paid)
+    _gather_3d(s.market_stamp, rows, t.market_stamp)
+    _gather_2d(s.market_coins, rows, t.market_coins)
+    _gather_2d(s.deck, rows, t.deck)
+    _gather_1d(s.pile_pos, rows, t.pile_pos)
+    _gather_1d(s.num_players, rows, t.num_players)
+    _gather_1d(s.current, rows, t.current)
+    _gather_1d(s.phase, rows, t.phase)
+    _gather_1d(s.barred, rows, t.barred)
+    _gather_1d(s.turn, rows, t.turn)
+    _gather_1d(s.round, rows, t.round)
+    _gather_2d(s.round_points, rows, t.round_points)
+    _gather_2d(s.plus2, rows, t.plus2)
+    _gather_2d(s.plus1, rows, t.plus1)
+    _gather_2d(s.scores, rows, t.scores)
+    _gather_2d(s.threes, rows, t.threes)
+    _gather_2d(s.ranks, rows, t.ranks)
+    _gather_1d(s.terminated, rows, t.terminated)
+    _gather_1d(s.truncated, rows, t.truncated)
+    _gather_1d(s.capped, rows, t.capped)
+
+
 _deal_serial, _deal_parallel = kernels.serial_and_parallel(_deal_hidden_cards)
 _draw_serial, _draw_parallel = kernels.serial_and_parallel(_draw_counts)
 _hands_serial, _hands_parallel = kernels.serial_and_parallel(_hands_from_draws)
@@ -226,6 +284,19 @@ def hands_from_draws(cumulative, draws, seats, need, log_deal, pool, count) -> t
            np.ascontiguousarray(log_deal, np.float64), np.ascontiguousarray(pool, np.int64), game, COMPOSITIONS,
            COMPOSITION_VALID, _LOG_FACTORIAL, hands, log_weight)
     return hands, log_weight
+
+
+def take_worlds(state: State, rows: np.ndarray) -> State:
+    """``state.take(rows)`` (a new State of the games ``rows``, int[r], which may repeat),
+    gathered in one compiled pass: numpy's take moves the batch-last arrays an element at a
+    time through its generic copy (the search gathers a copy of a world per rollout)."""
+    rows = np.asarray(rows, np.int64)
+    if rows.size and not 0 <= rows.min() <= rows.max() < state.batch_size:
+        raise IndexError(f"rows must be games 0..{state.batch_size - 1} of the state")
+    taken = State(**{f.name: np.empty(getattr(state, f.name).shape[:-1] + rows.shape, getattr(state, f.name).dtype)
+                     for f in fields(State)})
+    _gather(arrays(state), rows, arrays(taken))
+    return taken
 
 
 def scratch(count: int) -> tuple[np.ndarray, np.ndarray]:

@@ -132,7 +132,7 @@ def determinize(public: State, seat: np.ndarray, count, rng: np.random.Generator
     if seat.shape != (n,):
         raise ValueError(f"seat must have shape [{n}], got {list(seat.shape)}")
     rows = np.repeat(np.arange(n), count)
-    world = public.take(rows)
+    world = _take(public, rows, backend)
     m = world.batch_size
     who = seat[rows]
     pool = world.unseen(who).astype(np.int64)  # [C, m]
@@ -554,8 +554,8 @@ class SearchAgent(Agent):
         offset = np.arange(world_row.size) - np.repeat(np.cumsum(reps) - reps, reps)
         candidate = first[game_of_world[world_row]] + offset // self.rollouts  # index into cand_*
         mover = seat[game_of_world[world_row]]
-        rollouts = (determinize(public, seat, worlds, self.rng, self.backend).take(world_row) if pool is None
-                    else pool.sample(worlds, self.rng, self.backend, repeat=world_row))
+        rollouts = (_take(determinize(public, seat, worlds, self.rng, self.backend), world_row, self.backend)
+                    if pool is None else pool.sample(worlds, self.rng, self.backend, repeat=world_row))
         # Random-move chances per world: the rollouts from one world share its row.
         chance = self._random_chance(seat[game_of_world], self._world_greedy_chance(pool, game_of_world))
         # Every candidate of a world meets the same random numbers (common random numbers);
@@ -809,7 +809,7 @@ class WorldPool:
         rows, row j a copy of drawn world ``repeat[j]`` (copies of a world share its pile)."""
         kept = _resample(self.log_weights, self.game, counts, rng)
         worlds = determinize(self.public, self.seat, counts, rng, backend, hands=self.hands[:, :, kept])
-        return worlds if repeat is None else worlds.take(repeat)
+        return worlds if repeat is None else _take(worlds, repeat, backend)
 
 
 def put_down_log_likelihood(worlds: State, log: History, game: np.ndarray, seats: np.ndarray,
@@ -1099,6 +1099,16 @@ def _draw_from_pool(pool: np.ndarray, need: np.ndarray, rng: np.random.Generator
     chosen = np.where(np.arange(DECK_SIZE)[None, :] < need[:, None], drawn, C)
     flat = (np.arange(r)[:, None] * (C + 1) + chosen).reshape(-1)
     return np.bincount(flat, minlength=r * (C + 1)).reshape(r, C + 1)[:, :C].T.astype(np.int64)
+
+
+def _take(state: State, rows: np.ndarray, backend: str | None) -> State:
+    """``state.take(rows)``; on the numba backend in one compiled pass
+    (:func:`startups_env.agents.sampling_kernel.take_worlds`: the same State)."""
+    if resolve_backend(backend) == "numba":
+        from . import sampling_kernel  # (imported on first use: it needs numba)
+
+        return sampling_kernel.take_worlds(state, rows)
+    return state.take(rows)
 
 
 def _legal_count(states: State, rows: np.ndarray, rules: Rules, backend: str) -> np.ndarray:

@@ -1,5 +1,6 @@
 """The search bot's compiled world sampling deals exactly what the numpy one deals."""
 
+import inspect
 from dataclasses import fields
 
 import numpy as np
@@ -11,7 +12,7 @@ from startups_env import Rules, Simulator  # noqa: E402
 from startups_env.agents import sampling_kernel  # noqa: E402
 from startups_env.agents.search import (COMPOSITION_VALID, COMPOSITIONS, MAX_COMPOSITIONS, _draw_from_pool,  # noqa: E402
                                         _log_deal, determinize, sample_hands)
-from startups_env.core import public_state  # noqa: E402
+from startups_env.core import State, public_state  # noqa: E402
 
 
 def _mid_games(players: int, games: int, seed: int, steps: int) -> Simulator:
@@ -84,6 +85,18 @@ def test_sample_hands_draws_the_same_hands_on_both_backends(games, most):
     assert (count.sum() >= sampling_kernel.PARALLEL_FROM) == (games == 40)
 
 
+@pytest.mark.parametrize("players, steps", [(3, 0), (5, 41), (7, 90)])
+def test_take_worlds_gathers_every_field_as_state_take_does(players, steps):
+    sim = _mid_games(players, 30, seed=steps, steps=steps)
+    rows = np.random.default_rng(steps).integers(0, 30, 200)
+    _assert_same(sampling_kernel.take_worlds(sim.state, rows), sim.state.take(rows))
+    assert sampling_kernel.take_worlds(sim.state, rows[:0]).batch_size == 0
+    source = inspect.getsource(sampling_kernel._gather)
+    assert all(f"(s.{f.name}, rows, t.{f.name})" in source for f in fields(State))  # (every field, by name)
+    with pytest.raises(IndexError, match="rows must be games"):
+        sampling_kernel.take_worlds(sim.state, np.array([0, 30]))
+
+
 def test_the_python_source_deals_alike_without_the_compiler():
     """With NUMBA_DISABLE_JIT=1 the kernels run as the Python they are written in."""
     from helpers import run_uncompiled
@@ -93,11 +106,13 @@ import numpy as np
 from test_sampling_kernel import test_determinize_deals_the_same_worlds_on_both_backends as deal
 from test_sampling_kernel import test_draw_from_pool_draws_the_same_cards_on_both_backends as draw
 from test_sampling_kernel import test_sample_hands_draws_the_same_hands_on_both_backends as hands
+from test_sampling_kernel import test_take_worlds_gathers_every_field_as_state_take_does as gather
 from startups_env.agents import sampling_kernel
 assert not hasattr(sampling_kernel._deal_serial, "py_func")  # plain Python
 deal(4, 37, 9)
 draw(50)
 hands(12, 40)
+gather(5, 41)
 print("same")
 """)
     assert done.returncode == 0 and done.stdout.strip() == "same", done.stderr[-3000:]
