@@ -153,7 +153,7 @@ class State:
         """A new State of the selected games (indices may repeat, e.g. to clone a game)."""
         games = np.asarray(games, dtype=np.intp)
         # (take along the last axis: about 3x faster than fancy indexing, and contiguous)
-        return State(**{f.name: getattr(self, f.name).take(games, axis=-1) for f in fields(self)})
+        return State(**{name: getattr(self, name).take(games, axis=-1) for name in _FIELD_NAMES})
 
     def put(self, games, other: "State") -> None:
         """Overwrite the selected games with the games of ``other`` (same order)."""
@@ -176,6 +176,9 @@ class State:
         """int16[C, B]: cards of each company that ``seat`` (int[B]) cannot see (others'
         hands, pile, removed cards); :func:`startups_env.queries.unseen`."""
         return queries.unseen(self, seat)
+
+
+_FIELD_NAMES = tuple(f.name for f in fields(State))  # (State.take is hot: fields() costs microseconds a call)
 
 
 class StepResult(NamedTuple):
