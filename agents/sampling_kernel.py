@@ -6,9 +6,9 @@ and gathering the rollouts' copies of the worlds.
 reference: they order the cards by random keys with numpy's ``argsort``. The kernels here
 take the same keys, drawn by the caller from its generator, and sort them one world at a
 time, so they deal exactly the same cards (tests/test_sampling_kernel.py); they only spare
-numpy's temporaries, which cost more than the sort. The worlds are independent: from ``PARALLEL_FROM`` worlds a call they are dealt
-on numba's threads, in chunks of ``CHUNK`` worlds, each chunk with its own sort buffers
-(:func:`scratch`).
+numpy's temporaries, which cost more than the sort. The worlds are independent: from
+``PARALLEL_FROM`` worlds a call they are dealt on numba's threads, in chunks of ``CHUNK``
+worlds, each chunk with its own sort buffers (:func:`scratch`).
 """
 
 from __future__ import annotations

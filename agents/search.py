@@ -123,9 +123,10 @@ def determinize(public: State, seat: np.ndarray, count, rng: np.random.Generator
     removed cards (positions 0..4). The seat's own cards and everything public stay.
     backend: ``"numba"`` deals with :mod:`startups_env.agents.sampling_kernel`, exactly
     the same cards from the same generator as numpy; None: the fastest installed.
-    hands: int[7, C, m] (m the number of worlds), hidden hand cards chosen by the caller
-    (e.g. drawn from a posterior, :func:`sample_hands`): they are added to each world's
-    hands first and leave the pool; only what they leave open is dealt at random.
+    hands: int[7, C, m] (m the number of worlds; 0..HAND_SIZE each), hidden hand cards
+    chosen by the caller (e.g. drawn from a posterior, :func:`sample_hands`): they are added
+    to each world's hands first and leave the pool; only what they leave open is dealt at
+    random.
     """
     n = public.batch_size
     seat = np.asarray(seat, np.intp)
@@ -140,10 +141,11 @@ def determinize(public: State, seat: np.ndarray, count, rng: np.random.Generator
     seats = np.arange(P)[:, None]
     others = (seats != who[None, :]) & (seats < players[None, :])  # [P, m]
     if hands is not None:
-        if hands.shape != (P, C, m) or (hands < 0).any() or (hands > HAND_SIZE).any():
-            raise ValueError(f"hands must be int[{P}, {C}, {m}] counts of 0..{HAND_SIZE} for the other seated seats")
-        hands = hands.astype(np.int8, copy=False)  # (sums in int8: numpy's casting reductions are slow)
-        if (hands.sum(axis=1, dtype=np.int8) * ~others).any():
+        ok = hands.shape == (P, C, m) and (hands >= 0).all() and (hands <= HAND_SIZE).all()
+        if ok:
+            hands = hands.astype(np.int8, copy=False)  # (sums in int8: numpy's casting reductions are slow)
+            ok = not (hands.sum(axis=1, dtype=np.int8) * ~others).any()
+        if not ok:
             raise ValueError(f"hands must be int[{P}, {C}, {m}] counts of 0..{HAND_SIZE} for the other seated seats")
         world.hand += hands
         pool -= hands.sum(axis=0, dtype=np.int8)

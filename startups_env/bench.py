@@ -33,7 +33,7 @@ Options: ``--players 4``, ``--repeats 3``, ``--seconds 2.0`` (per run),
 ``--batch-sizes 1,256,4096,16384``, ``--observe-batch 4096`` (0 to skip), ``--quick``
 (0.25 s runs, for a smoke test), ``--clock cpu`` (time this process's CPU time instead
 of the wall clock: steadier when other jobs share the machine, but blind to time spent
-waiting). The default run takes well under a minute.
+waiting). The default run takes about two minutes on a 2-core machine.
 """
 
 from __future__ import annotations
@@ -219,7 +219,7 @@ class _RecordedSearch:
         self.calls: list[dict] = []
 
     def act(self, obs, mask, **given):
-        self.calls.append({"obs": obs.copy(), "mask": mask.copy(), **given})  # (the table's copies)
+        self.calls.append({"obs": obs.copy(), "mask": mask.copy(), **given})  # (public, history: the table's own copies)
         return self.search.act(obs, mask, **given)
 
 
