@@ -267,20 +267,20 @@ def draw_counts(keys, pool, need) -> np.ndarray:
     return drawn
 
 
-def hands_from_draws(cumulative, draws, seats, need, log_deal, pool, count) -> tuple[np.ndarray, np.ndarray]:
+def hands_from_draws(cumulative, draws, seats, need, log_deal, pool, count, compositions, valid, log_factorial
+                     ) -> tuple[np.ndarray, np.ndarray]:
     """(int64[7, C, m], float64[m]): ``search.sample_hands`` from its draws (the arguments of
-    ``search._hands_from_draws``): the same hands, the log-weights to rounding (the sums
-    run in another order)."""
-    from .search import _LOG_FACTORIAL, COMPOSITION_VALID, COMPOSITIONS
-
+    ``search._hands_from_draws``, and its tables: ``COMPOSITIONS``, ``COMPOSITION_VALID`` and
+    the log-factorials): the same hands, the log-weights to rounding (the sums run in
+    another order)."""
     game = np.repeat(np.arange(count.size), count)
     hands = np.zeros((P, C, game.size), np.int64)
     log_weight = np.empty(game.size)
     kernel = _hands_parallel if game.size >= PARALLEL_FROM else _hands_serial
     kernel(np.ascontiguousarray(cumulative, np.float64), np.ascontiguousarray(draws, np.float64),
            np.ascontiguousarray(seats, np.int64), np.ascontiguousarray(need, np.int64),
-           np.ascontiguousarray(log_deal, np.float64), np.ascontiguousarray(pool, np.int64), game, COMPOSITIONS,
-           COMPOSITION_VALID, _LOG_FACTORIAL, hands, log_weight)
+           np.ascontiguousarray(log_deal, np.float64), np.ascontiguousarray(pool, np.int64), game, compositions,
+           valid, log_factorial, hands, log_weight)
     return hands, log_weight
 
 

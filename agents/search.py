@@ -1038,7 +1038,8 @@ def sample_hands(posterior: np.ndarray, log_deal: np.ndarray, need: np.ndarray, 
     if resolve_backend(backend) == "numba":
         from . import sampling_kernel  # (imported on first use: it needs numba)
 
-        return sampling_kernel.hands_from_draws(cumulative, draws, seats, need, log_deal, pool, count)
+        return sampling_kernel.hands_from_draws(cumulative, draws, seats, need, log_deal, pool, count, COMPOSITIONS,
+                                                COMPOSITION_VALID, _LOG_FACTORIAL)
     return _hands_from_draws(cumulative, draws, seats, need, log_deal, pool, count)
 
 
