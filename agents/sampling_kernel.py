@@ -18,7 +18,7 @@ import numpy as np
 
 from startups_env import kernels, queries
 from startups_env.core import State
-from startups_env.kernels import StateArrays, arrays
+from startups_env.kernels import arrays
 from startups_env.rules import DECK_SIZE, MAX_PLAYERS, NUM_COMPANIES, NUM_REMOVED
 
 kernels.forget_stale_cache(__file__, kernels.__file__, queries.__file__)
@@ -291,8 +291,7 @@ def take_worlds(state: State, rows: np.ndarray) -> State:
     rows = np.asarray(rows, np.int64)
     if rows.size and not 0 <= rows.min() <= rows.max() < state.batch_size:
         raise IndexError(f"rows must be games 0..{state.batch_size - 1} of the state")
-    taken = State(**{name: np.empty(getattr(state, name).shape[:-1] + rows.shape, getattr(state, name).dtype)
-                     for name in StateArrays._fields})
+    taken = State.empty(rows.size)  # (every field is overwritten)
     _gather(arrays(state), rows, arrays(taken))
     return taken
 
