@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import glob
 import hashlib
+import operator
 import os
 import types
 from collections import namedtuple
@@ -83,11 +84,12 @@ NO_ONE = -1
 
 StateArrays = namedtuple("StateArrays", [f.name for f in fields(State)])
 StateArrays.__doc__ = "The arrays of a :class:`~startups_env.core.State`, in its field order, for the kernels."
+_state_fields = operator.attrgetter(*StateArrays._fields)  # (one C call: the search asks for arrays at every kernel call)
 
 
 def arrays(state: State) -> StateArrays:
     """The arrays of ``state`` (not copied: kernels change them in place)."""
-    return StateArrays._make(getattr(state, name) for name in StateArrays._fields)  # (fields() is slow per call)
+    return StateArrays._make(_state_fields(state))
 
 
 def _jit(function):

@@ -88,11 +88,12 @@ def test_sample_hands_draws_the_same_hands_on_both_backends(games, most):
 @pytest.mark.parametrize("players, steps", [(3, 0), (5, 41), (7, 90)])
 def test_take_worlds_gathers_every_field_as_state_take_does(players, steps):
     sim = _mid_games(players, 30, seed=steps, steps=steps)
-    rows = np.random.default_rng(steps).integers(0, 30, 200)
-    _assert_same(sampling_kernel.take_worlds(sim.state, rows), sim.state.take(rows))
+    for size in (200, sampling_kernel.PARALLEL_FROM + 37):  # (on the calling thread, then on numba's threads)
+        rows = np.random.default_rng(steps).integers(0, 30, size)
+        _assert_same(sampling_kernel.take_worlds(sim.state, rows), sim.state.take(rows))
     assert sampling_kernel.take_worlds(sim.state, rows[:0]).batch_size == 0
     source = inspect.getsource(sampling_kernel._gather)
-    assert all(f"(s.{f.name}, rows, t.{f.name})" in source for f in fields(State))  # (every field, by name)
+    assert all(f"(s.{f.name}, r, t.{f.name}[" in source for f in fields(State))  # (every field, by name)
     with pytest.raises(IndexError, match="rows must be games"):
         sampling_kernel.take_worlds(sim.state, np.array([0, 30]))
 
