@@ -81,14 +81,16 @@ def _play_game(g, action, second, turn_cap, chance, chance_row, counter, params,
             planned = 0
             kernels.legal_game(g, legal, hand, coins, chip, market_count, current, phase, barred, terminated,
                                truncated)
+            choices = kernels.count_legal(legal, g, 0, NUM_ACTIONS)
             random_move = False
             if chance[chance_row, current[g]] > 0.0:
                 u, counter = _uniform(counter)
                 random_move = u < chance[chance_row, current[g]]
             if random_move:
                 u, counter = _uniform(counter)
-                action = kernels.nth_legal(legal, g, 0, NUM_ACTIONS,
-                                           int(u * kernels.count_legal(legal, g, 0, NUM_ACTIONS)))
+                action = kernels.nth_legal(legal, g, 0, NUM_ACTIONS, int(u * choices))
+            elif choices == 1:  # (a forced move, a draw at an empty market most often: greedy's without its scores)
+                action = kernels.nth_legal(legal, g, 0, NUM_ACTIONS, 0)
             else:
                 greedy_scores_game(s, g, params, scores[g])
                 action = best_legal_game(scores[g], legal[g, :])
