@@ -61,7 +61,7 @@ from startups_env.table import Table
 
 from .base import Agent
 from .ratings import Ratings, format_rating, rate
-from .registry import build_agent
+from .registry import build_agent, split_names
 
 WILSON_Z = 1.959963984540054  # 95% two-sided
 
@@ -301,7 +301,7 @@ def _build_agents(agents, players: int, seed: int) -> tuple[list, list[Agent], l
     """(specs, agents, names): ``specs`` holds each entry's spec string (None for an Agent
     object or a policy given as is), ``agents`` the built entries of shard 0."""
     if isinstance(agents, str):
-        agents = [a for a in agents.split(",")]
+        agents = split_names(agents)
     agents = list(agents)
     if len(agents) != players:
         raise ValueError(f"{players} players need {players} agents, got {len(agents)}: {agents}")
@@ -508,7 +508,8 @@ def _parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--players", type=int, default=4, help="table size, 2-7 (default 4)")
     p.add_argument("--agents", required=True,
-                   help="comma-separated agent specs, one per seat, e.g. greedy,random,random,random; also "
+                   help="comma-separated agent specs, one per seat, e.g. greedy,random,random,random or "
+                        "'search[determinizations=72,horizon=0],greedy,greedy,greedy'; also "
                         "ppo:PATH, sb3:PATH and outside bots, module:callable (see startups_env.agents.registry)")
     p.add_argument("--games", type=int, default=2000, help="games to play (rounded up to whole deals)")
     p.add_argument("--seed", type=int, default=0)
@@ -529,7 +530,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if not MIN_PLAYERS <= args.players <= MAX_PLAYERS:
         parser.error(f"--players must be between {MIN_PLAYERS} and {MAX_PLAYERS}, got {args.players}")
-    specs = [s for s in args.agents.split(",")]
+    specs = split_names(args.agents)
     if len(specs) != args.players:
         parser.error(f"--players {args.players} needs {args.players} agents, got {len(specs)}: {args.agents}")
     if args.games < 1:

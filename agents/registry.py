@@ -10,9 +10,9 @@ the search bot's ``rollout_policy``, is given the built agent: this module build
 its name.
 
 **Specs.** A spec is a name, optionally followed by constructor arguments in brackets,
-separated by ``;`` (commas separate the agents of a command-line list):
-``search[determinizations=8;opponent_model=random]``. Values are read as int, float,
-true/false, else kept as strings. The names:
+separated by ``;`` or ``,``: ``search[determinizations=8;opponent_model=random]``. In a
+command-line list of agents a comma outside brackets separates the agents. Values are
+read as int, float, true/false, else kept as strings. The names:
 
 * ``random``, ``greedy``, ``banker``, ``hoarder``, ``spoiler``, ``noisy``, ``search``,
   ``ppo`` (the shipped policy): the built-in bots (:data:`AGENT_NAMES`);
@@ -89,15 +89,27 @@ class UnknownAgentError(ValueError):
 
 
 def split_names(text: str) -> list[str]:
-    """The agent names of a comma-separated command-line list (``"greedy, random"``),
-    stripped, blanks dropped. Arguments inside brackets use ``;``, so a comma always
-    separates agents."""
-    return [name.strip() for name in str(text).split(",") if name.strip()]
+    """The agent specs of a comma-separated command-line list
+    (``"greedy, search[determinizations=8,horizon=0]"``), stripped, blanks dropped. A comma
+    inside brackets belongs to its spec's arguments."""
+    names, start, depth = [], 0, 0
+    text = str(text)
+    for i, char in enumerate(text):
+        if char == "[":
+            depth += 1
+        elif char == "]":
+            depth = max(depth - 1, 0)
+        elif char == "," and depth == 0:
+            names.append(text[start:i])
+            start = i + 1
+    names.append(text[start:])
+    return [name.strip() for name in names if name.strip()]
 
 
 def parse_agent_spec(spec: str) -> tuple[str, dict]:
-    """``"search[determinizations=8;rollout_epsilon=0.1]"`` -> ("search", {...}). Values are
-    parsed as int, float, true/false, else kept as strings."""
+    """``"search[determinizations=8;rollout_epsilon=0.1]"`` -> ("search", {...}); the
+    arguments are separated by ``;`` or ``,``. Values are parsed as int, float, true/false,
+    else kept as strings."""
     spec = spec.strip()
     if not spec:
         raise ValueError("empty agent name")
@@ -107,7 +119,7 @@ def parse_agent_spec(spec: str) -> tuple[str, dict]:
         raise ValueError(f"bad agent spec {spec!r}: arguments go in brackets, e.g. search[determinizations=8]")
     name, _, body = spec[:-1].partition("[")
     kwargs: dict = {}
-    for item in filter(None, (p.strip() for p in body.split(";"))):
+    for item in filter(None, (p.strip() for p in re.split("[;,]", body))):
         key, eq, raw = item.partition("=")
         if not eq or not key.strip():
             raise ValueError(f"bad agent argument {item!r} in {spec!r}: expected key=value")

@@ -593,6 +593,9 @@ def test_split_names_reads_a_command_line_agent_list():
     assert split_names(" greedy, random,,search[determinizations=8;halving_rounds=1] ,") == [
         "greedy", "random", "search[determinizations=8;halving_rounds=1]"]
     assert split_names(" , ") == []
+    # A comma inside brackets separates the spec's arguments, not agents.
+    assert split_names("search[determinizations=8,horizon=0],greedy, noisy[epsilon=0.1]") == [
+        "search[determinizations=8,horizon=0]", "greedy", "noisy[epsilon=0.1]"]
 
 
 def test_make_agent_bad_checkpoint_is_a_clear_error():

@@ -164,6 +164,7 @@ def test_error_bars_never_have_negative_length():
     (["--players", "3", "--agents", "random,random"], "needs 3 agents"),
     (["--players", "2", "--agents", "random,alphago"], "unknown agent 'alphago'"),
     (["--players", "2", "--agents", "random,search[determinizations=0]"], "determinizations"),
+    (["--players", "2", "--agents", "random,search[horizon=0,determinizations=0]"], "determinizations"),
     (["--players", "2", "--agents", "random,greedy[bogus]"], "key=value"),
     (["--players", "2", "--agents", "random,search[nonsense=1]"], "'search[nonsense=1]'"),
     (["--players", "2", "--agents", "random,random", "--games", "0"], "positive"),
@@ -282,6 +283,8 @@ def test_parse_agent_spec():
     assert parse_agent_spec("greedy") == ("greedy", {})
     assert parse_agent_spec(" search[determinizations=8;rollout_epsilon=0.5;x=abc;flag=true] ") == (
         "search", {"determinizations": 8, "rollout_epsilon": 0.5, "x": "abc", "flag": True})
+    assert parse_agent_spec("search[determinizations=8, horizon=0;value=win]") == (
+        "search", {"determinizations": 8, "horizon": 0, "value": "win"})
     with pytest.raises(ValueError):
         parse_agent_spec("search[determinizations=8")
     with pytest.raises(ValueError):
