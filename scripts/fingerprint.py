@@ -112,7 +112,7 @@ def ladder() -> dict:
             ladder = run_ladder([3], games=24, search_games=3, seed=1)
         finally:
             sys.stdout = stdout
-    rows = [{k: v for k, v in row.items() if "second" not in k and "ms" not in k and "time" not in k}
+    rows = [{k: v for k, v in row.items() if not k.endswith(("seconds", "per_decision"))}
             for row in ladder["pairings"]]
     return {"ladder/pairings": _digest(json.dumps(rows, sort_keys=True, default=str)),
             "ladder/ratings": _digest(json.dumps(ladder["ratings"], sort_keys=True, default=str))}
