@@ -5,7 +5,7 @@
 (``ppo:PATH`` for a checkpoint, ``sb3:PATH`` for a MaskablePPO zip, ``module:callable``
 for an outside bot; see :mod:`startups_env.agents.registry`);
 ``python -m startups_env.agents.arena`` plays seat-rotated duplicate tournaments between them.
-Every bot is a :class:`startups_env.policy.Policy`; the drivers (:mod:`startups_env.table`)
+Every bot is a :class:`startups_env.table.policy.Policy`; the drivers (:mod:`startups_env.table.driver`)
 are re-exported here.
 """
 

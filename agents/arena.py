@@ -24,7 +24,7 @@ arguments in brackets, e.g. ``search[determinizations=8;rollout_epsilon=0.1]``. 
 bot plays a few trial positions first, so a broken one fails before the tournament; the
 ``--json``, ``--csv`` and ``--plot`` files are written only once every game is played.
 
-**Shards and workers** (:mod:`startups_env.distributed`, docs/distributed.md). The games are
+**Shards and workers** (:mod:`startups_env.tools.distributed`, docs/distributed.md). The games are
 played in consecutive shards of ``--batch-size`` games, each on one Simulator batch with
 bots of its own, seeded from (seed, shard index) alone; the results are merged in shard
 order. So a run's results depend on its seed and shard size, never on where the shards
@@ -51,13 +51,17 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-from startups_env.core import Simulator, check_seed, is_int, shuffled_decks
-from startups_env.distributed import Workers, add_worker_arguments, progress_bar, workers_from_args
-from startups_env.files import atomic_write
-from startups_env.rules import DECK_SIZE, DEFAULT_TURN_CAP, MAX_PLAYERS, MIN_PLAYERS, Rules, pile_start
+from startups_env.startups.simulator import Simulator
 
-from startups_env.policy import as_policy, policy_name
-from startups_env.table import Table
+from startups_env.startups.state import shuffled_decks
+
+from startups_env.checks import check_seed, is_int
+from startups_env.tools.distributed import Workers, add_worker_arguments, progress_bar, workers_from_args
+from startups_env.tools.files import atomic_write
+from startups_env.startups.rules import DECK_SIZE, DEFAULT_TURN_CAP, MAX_PLAYERS, MIN_PLAYERS, Rules, pile_start
+
+from startups_env.table.policy import as_policy, policy_name
+from startups_env.table.driver import Table
 
 from .base import Agent
 from .ratings import Ratings, format_rating, rate
@@ -263,7 +267,7 @@ class ArenaResult:
 
 
 def check_output_path(path: str) -> str | None:
-    """Why ``path`` cannot be written by :func:`~startups_env.files.atomic_write` with
+    """Why ``path`` cannot be written by :func:`~startups_env.tools.files.atomic_write` with
     ``make_folders`` (None if it can): it is a folder, or its folder is not one and cannot
     be made one. Checked before a run, so that a typo in an output path costs nothing
     rather than the results of the whole run."""
@@ -308,7 +312,7 @@ def _build_agents(agents, players: int, seed: int) -> tuple[list, list[Agent], l
     seeds = _entry_seeds(players, seed, 0)
     specs, built, names = [], [], []
     for i, spec in enumerate(agents):
-        if not isinstance(spec, str):  # an Agent or any other policy (startups_env.policy) plays as it is
+        if not isinstance(spec, str):  # an Agent or any other policy (startups_env.table.policy) plays as it is
             try:
                 as_policy(spec)
             except ValueError as exc:
@@ -345,7 +349,7 @@ def run_arena(agents, players: int, games: int, seed: int = 0, *, rules: Rules |
         (seed, shard index) (see :func:`_entry_seeds`). Default: one shard of all the
         games, or :data:`SHARD_GAMES` when workers are asked for.
     rate: report ratings (:attr:`ArenaResult.ratings`; they are computed when first read).
-    workers, ray_address: where the shards are played (:class:`startups_env.distributed.Workers`:
+    workers, ray_address: where the shards are played (:class:`startups_env.tools.distributed.Workers`:
         None or 1 here, N on a local Ray instance, or the cluster at ``ray_address``; or a
         started Workers, which is left running). The results depend on ``seed`` and the
         shard size only, not on where the shards are played.

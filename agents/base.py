@@ -1,17 +1,17 @@
 """The bots' base class (agents are built by name in :mod:`startups_env.agents.registry`,
 which no bot imports).
 
-An :class:`Agent` is a :class:`startups_env.policy.Policy` (the protocol every driver
+An :class:`Agent` is a :class:`startups_env.table.policy.Policy` (the protocol every driver
 uses) with its own seeded generator: it picks one legal action in each of B games at once
-from what its player may know, the observation vector (``startups_env.observe``) and,
-where it declares them in ``needs``, the :func:`startups_env.core.public_state` (bots
+from what its player may know, the observation vector (``startups_env.startups.observe``) and,
+where it declares them in ``needs``, the :func:`startups_env.startups.simulator.public_state` (bots
 that sample hidden information: search) and the table's
-:class:`startups_env.history.History`. Agents never receive a full
-:class:`~startups_env.core.State`, so they cannot peek at hidden cards.
+:class:`startups_env.startups.history.History`. Agents never receive a full
+:class:`~startups_env.startups.simulator.State`, so they cannot peek at hidden cards.
 
-The drivers live in the library: :class:`startups_env.table.Table` (and
-:func:`~startups_env.table.act_for_seats`, one step of one) for batches,
-:func:`~startups_env.table.play_aec_game` for one PettingZoo game; both are re-exported
+The drivers live in the library: :class:`startups_env.table.driver.Table` (and
+:func:`~startups_env.table.driver.act_for_seats`, one step of one) for batches,
+:func:`~startups_env.table.driver.play_aec_game` for one PettingZoo game; both are re-exported
 here.
 """
 
@@ -19,27 +19,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from startups_env.core import check_seed
-from startups_env.history import History, PutDownLog
-from startups_env.policy import Policy, check_act_inputs
-from startups_env.table import act_for_seats, play_aec_game
+from startups_env.checks import check_seed
+from startups_env.startups.history import History, PutDownLog
+from startups_env.table.policy import Policy, check_act_inputs
+from startups_env.table.driver import act_for_seats, play_aec_game
 
 __all__ = ["Agent", "History", "PutDownLog", "act_for_seats", "check_act_inputs", "play_aec_game"]
 
 
 class Agent(Policy):
-    """A bot: a :class:`~startups_env.policy.Policy` with its own seeded generator.
+    """A bot: a :class:`~startups_env.table.policy.Policy` with its own seeded generator.
 
     Attributes:
         name: a short display name (the arena prints it).
         needs: what :meth:`act` must be given besides obs and mask (see
-            :mod:`startups_env.policy`): ``"public"`` for
-            ``public=startups_env.core.public_state(state, seats)``, ``"history"`` for the
-            table's :class:`~startups_env.history.History` of the same games.
+            :mod:`startups_env.table.policy`): ``"public"`` for
+            ``public=startups_env.startups.simulator.public_state(state, seats)``, ``"history"`` for the
+            table's :class:`~startups_env.startups.history.History` of the same games.
         rng: the agent's generator (agents never use global random state).
 
     ``act(obs, mask)`` also takes one game as the PettingZoo env gives it, obs[D] and an
-    int8 mask[19] (see :func:`startups_env.policy.check_act_inputs`), and returns int64[1].
+    int8 mask[19] (see :func:`startups_env.table.policy.check_act_inputs`), and returns int64[1].
     """
 
     name: str = "agent"

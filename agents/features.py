@@ -1,6 +1,6 @@
 """What a rule-based bot reads off an observation, as named float arrays over the batch.
 
-Everything here is computed from the observation vector alone (``startups_env.observe``),
+Everything here is computed from the observation vector alone (``startups_env.startups.observe``),
 so a bot using it knows exactly what its player may know. Seats are relative: seat 0 is
 the observer (the player to act), 1 the next player, and so on.
 
@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from startups_env import queries
-from startups_env.observe import OBS_DIM, PIECES, SLICES
-from startups_env.rules import HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS, NUM_COMPANIES
+from startups_env.startups import queries
+from startups_env.startups.observe import OBS_DIM, PIECES, SLICES
+from startups_env.startups.rules import HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS, NUM_COMPANIES
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
 _SHAPES = {p.name: p.shape for p in PIECES}

@@ -8,8 +8,8 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
-from startups_env import queries
-from startups_env.rules import NUM_ACTIONS, NUM_COMPANIES, Action
+from startups_env.startups import queries
+from startups_env.startups.rules import NUM_ACTIONS, NUM_COMPANIES, Action
 
 from .base import Agent, check_act_inputs
 from .features import Features, features

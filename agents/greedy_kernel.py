@@ -37,11 +37,12 @@ from functools import lru_cache
 import numba
 import numpy as np
 
-from startups_env import queries
-from startups_env.core import Simulator, State
-from startups_env import kernels
-from startups_env.kernels import arrays, card_coins, takes_chip
-from startups_env.rules import (COMPANY_SIZES, HAND_SIZE, MAX_PLAYERS, NUM_ACTIONS, NUM_COMPANIES,
+from startups_env.startups import queries
+from startups_env.startups.simulator import Simulator
+from startups_env.startups.state import State
+from startups_env.startups import numba_backend as kernels
+from startups_env.startups.numba_backend import arrays, card_coins, takes_chip
+from startups_env.startups.rules import (COMPANY_SIZES, HAND_SIZE, MAX_PLAYERS, NUM_ACTIONS, NUM_COMPANIES,
                                 PUT_PHASE, Action)
 
 from . import greedy
@@ -197,7 +198,7 @@ def _market_value(lead, v_now, v_less, params):
 def greedy_scores_game(s, g, params, out):
     """Score every action of game g for its player to act, as the greedy bot does.
 
-    Arguments: ``s``, the arrays of a State (``startups_env.kernels.arrays(state)``, or any
+    Arguments: ``s``, the arrays of a State (``startups_env.startups.numba_backend.arrays(state)``, or any
     named tuple with State's field names and dtypes); ``g``, the game (column) to score; ``params``,
     :func:`kernel_params` of a GreedyParams (a tuple of 7 float64); ``out``, float32[19],
     overwritten with the scores: exactly ``greedy_scores(state_features(state),
@@ -304,7 +305,7 @@ def _scores(s, g, hands, hand_row, hand_column, params, out):
         draw_value = term if c == 0 else draw_value + term
         out[KEEP + c] = -np.inf
         out[MARKET + c] = -np.inf
-    draw_cost = kernels.draw_cost(g, seat, s.chip, s.market_count)
+    draw_cost = kernels.draw_cost(g, seat, s)
     out[DRAW] = _F32(draw_value - np.float64(_F32(draw_cost)) + draw_bonus)
 
 
@@ -389,7 +390,7 @@ def decision_log_prob_game(s, g, hands, column, action, params, temperature, sco
     # player can pay for or a market card of a company whose chip it lacks; at a put-down,
     # any hand card face up, or into the market unless just taken from it.
     put = s.phase[g] == PUT_PHASE
-    legal[DRAW] = not put and s.coins[seat, g] >= kernels.draw_cost(g, seat, s.chip, s.market_count)
+    legal[DRAW] = not put and s.coins[seat, g] >= kernels.draw_cost(g, seat, s)
     for c in range(C):
         held = hands[0, c, column] > 0
         legal[TAKE + c] = not put and s.market_count[c, g] > 0 and s.chip[c, g] != seat

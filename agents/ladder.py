@@ -31,7 +31,7 @@ table size.
 
 ``--workers N`` / ``--ray-address ADDR`` play each arena run's shards on Ray workers (one
 Ray instance for the whole ladder); the same seed gives the same ladder for every count of
-workers (:mod:`startups_env.distributed`, docs/distributed.md).
+workers (:mod:`startups_env.tools.distributed`, docs/distributed.md).
 
 ``--resume DIR`` makes a long ladder survive its process: each pairing's arena result is
 saved in DIR (JSON, written atomically) as soon as it is played, and a later run with the
@@ -57,9 +57,9 @@ import sys
 
 import numpy as np
 
-from startups_env.distributed import Workers, add_worker_arguments, workers_from_args
-from startups_env.files import atomic_write
-from startups_env.rules import Rules
+from startups_env.tools.distributed import Workers, add_worker_arguments, workers_from_args
+from startups_env.tools.files import atomic_write
+from startups_env.startups.rules import Rules
 
 from .arena import SHARD_GAMES, ArenaResult, check_output_path, run_arena
 from .ratings import format_rating, rate

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-from startups_env import queries
+from startups_env.startups import queries
 
 from .base import Agent, check_act_inputs
 from .features import features

@@ -8,7 +8,7 @@ Type a number or a move name (``draw``, ``take octo``, ``keep hippo``, ``market 
 unambiguous prefixes such as ``t oc`` or ``k hip`` work too). ``help`` lists the
 moves again, ``table`` reprints the table, ``quit`` (or end of input) leaves. A bad entry
 gets a message and the prompt again. At the end the final scoring is shown company by
-company; ``--save game.json`` writes the game log (see ``startups_env.replay``).
+company; ``--save game.json`` writes the game log (see ``startups_env.tools.replay``).
 
 The driver is :func:`main` (``main(argv, input_fn=..., output=...)``) so that tests and
 notebooks can script a game.
@@ -23,12 +23,12 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from startups_env import queries
-from startups_env.core import Simulator
-from startups_env.render import table_text
-from startups_env.replay import Recorder, describe_action
-from startups_env.rules import COMPANY_NAMES, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, Action, Rules, action_to_string
-from startups_env.table import Table
+from startups_env.startups import queries
+from startups_env.startups.simulator import Simulator
+from startups_env.startups.render import table_text
+from startups_env.tools.replay import Recorder, describe_action
+from startups_env.startups.rules import COMPANY_NAMES, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, Action, Rules, action_to_string
+from startups_env.table.driver import Table
 
 from .base import Agent
 from .registry import build_agent, split_names
@@ -253,7 +253,7 @@ def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = inp
 def _save(recorder: Recorder, path, say) -> None:
     if path:
         recorder.log.save(path)
-        say(f"game log saved to {path} (replay: python -m startups_env.replay {path})")
+        say(f"game log saved to {path} (replay: python -m startups_env.tools.replay {path})")
 
 
 if __name__ == "__main__":

@@ -30,8 +30,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from startups_env.observe import OBS_DIM, PIECES, SLICES
-from startups_env.rules import MAX_PLAYERS, NUM_ACTIONS, NUM_COMPANIES
+from startups_env.startups.observe import OBS_DIM, PIECES, SLICES
+from startups_env.startups.rules import MAX_PLAYERS, NUM_ACTIONS, NUM_COMPANIES
 
 from .base import Agent, check_act_inputs
 from .features import features as parse_features

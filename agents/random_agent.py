@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from startups_env import queries
-from startups_env.queries import uniform_legal  # (re-exported: its home was here)
+from startups_env.startups import queries
+from startups_env.startups.queries import uniform_legal  # (re-exported: its home was here)
 
 from .base import Agent, check_act_inputs
 

@@ -53,7 +53,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from startups_env.core import check_seed, is_int
+from startups_env.checks import check_seed, is_int
 
 #: Rating points per natural-log unit of strength (400 points = a factor of 10).
 POINTS = 400.0 / math.log(10.0)

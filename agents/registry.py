@@ -18,7 +18,7 @@ read as int, float, true/false, else kept as strings. The names:
   ``ppo`` (the shipped policy): the built-in bots (:data:`AGENT_NAMES`);
 * ``ppo:PATH``: a checkpoint of ``startups_env.train.selfplay``;
 * ``sb3:PATH``: a ``sb3_contrib.MaskablePPO`` ``.zip`` trained on
-  :class:`~startups_env.vector.StartupsVecEnv` (needs the ``train`` extra); it plays its
+  :class:`~startups_env.envs.vector.StartupsVecEnv` (needs the ``train`` extra); it plays its
   most likely legal action (``deterministic=True``: SB3 would sample from torch's global
   generator). A model trained behind ``VecNormalize`` needs its statistics too: build a
   :class:`~startups_env.agents.sb3.SB3Agent` with them in an outside bot's factory;
@@ -28,19 +28,19 @@ read as int, float, true/false, else kept as strings. The names:
   ``lab.bots:Strong``. The prefixes ``ppo:`` and ``sb3:`` are read first, so a module
   named ``ppo`` or ``sb3`` cannot be an outside bot. The callable is a factory: it is
   called with ``seed=`` (an int, or None) and the spec's bracketed arguments, and
-  returns a policy (:mod:`startups_env.policy`): a plain batched ``f(obs, mask) ->
+  returns a policy (:mod:`startups_env.table.policy`): a plain batched ``f(obs, mask) ->
   actions`` (obs float32[B, OBS_DIM], mask bool[B, 19], actions int[B], one legal action
   per row), or an object with that ``act`` method, such as an
   :class:`~startups_env.agents.base.Agent`. It is wrapped in an :class:`OutsideAgent`,
   which turns what the bot raises into a ValueError naming it; the drivers
-  (:mod:`startups_env.table`) check the actions' type, shape and legality.
+  (:mod:`startups_env.table.driver`) check the actions' type, shape and legality.
 
 A PettingZoo-style per-agent policy ``policy(observation) -> action``, taking the AEC
 env's observation dict (``{"observation": float32[OBS_DIM], "action_mask": int8[19]}``),
-becomes a batched one with :func:`startups_env.policy.pettingzoo_policy` (a loop over the
+becomes a batched one with :func:`startups_env.table.policy.pettingzoo_policy` (a loop over the
 rows)::
 
-    from startups_env.policy import pettingzoo_policy
+    from startups_env.table.policy import pettingzoo_policy
 
     def make_bot(seed=None):
         return pettingzoo_policy(MyPolicy(seed))      # your per-agent policy
@@ -58,10 +58,10 @@ import os
 import re
 
 
-from startups_env.core import Simulator
-from startups_env.policy import as_policy, needs_of
-from startups_env.rules import Rules
-from startups_env.table import Table
+from startups_env.startups.simulator import Simulator
+from startups_env.table.policy import as_policy, needs_of
+from startups_env.startups.rules import Rules
+from startups_env.table.driver import Table
 
 from .base import Agent
 
@@ -238,7 +238,7 @@ def check_agent(agent: Agent, players: int) -> None:
 class OutsideAgent(Agent):
     """An outside bot in the :class:`~startups_env.agents.base.Agent` interface (so that it
     can be, e.g., the search bot's ``rollout_policy``): ``policy`` is any policy of
-    :mod:`startups_env.policy` (an object with ``act``, or a plain batched callable
+    :mod:`startups_env.table.policy` (an object with ``act``, or a plain batched callable
     ``f(obs, mask) -> actions``); it is given what its ``needs`` declare.
 
     Whatever the bot raises becomes a ValueError naming it, so that a command line reports

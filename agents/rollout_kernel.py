@@ -6,13 +6,13 @@ put-down after it), then every seat moves by the greedy bot's choice, each from 
 player may see (:func:`startups_env.agents.greedy_kernel.greedy_scores_game`), optionally
 with random moves mixed in: each game and seat has a chance that a move is a uniformly
 random legal one instead (the search sets it from its opponent model and
-``rollout_epsilon``: ``SearchAgent._random_chance``). The rules are those of :mod:`startups_env.kernels`;
+``rollout_epsilon``: ``SearchAgent._random_chance``). The rules are those of :mod:`startups_env.startups.numba_backend`;
 the game stops where its round ends (the pile runs out, or the turn cap, which the search
 uses as its horizon). :func:`rollout` then scores the round with the simulator's own
-end-of-round code (:meth:`startups_env.core.Simulator.finish_rounds`), exactly as a rollout
+end-of-round code (:meth:`startups_env.startups.simulator.Simulator.finish_rounds`), exactly as a rollout
 stepped by the Simulator would be; :func:`rollout_outcomes`, what the search calls, scores
 it in the same compiled call with the simulator's compiled scoring
-(:func:`startups_env.kernels.score_round_game`) and returns only what the search values: the
+(:func:`startups_env.startups.numba_backend.score_round_game`) and returns only what the search values: the
 mover's rank in the round and its score margin.
 
 With no random moves the rollout is deterministic and equal, game for game, to the
@@ -26,11 +26,12 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from startups_env import kernels
-from startups_env.core import Simulator, State
-from startups_env.rules import MAX_PLAYERS, NUM_ACTIONS, Rules
+from startups_env.startups import numba_backend as kernels
+from startups_env.startups.simulator import Simulator
+from startups_env.startups.state import State
+from startups_env.startups.rules import MAX_PLAYERS, NUM_ACTIONS, Rules
 
-from startups_env import queries
+from startups_env.startups import queries
 
 from . import greedy_kernel
 from .greedy import GreedyParams
@@ -62,16 +63,12 @@ def _uniform(counter):
     return np.float64(z >> _S11) * _UNIT, counter
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def _play_game(g, action, second, turn_cap, chance, chance_row, counter, params, s, legal, scores):
+@kernels.loop_body
+def _play_game(g, action, second, r, chance, chance_row, counter, params, s, legal, scores):
     """Play game g of ``s`` to the end of its round: its plan (``action``, then ``second``
     where >= 0), then the rollout policy, a seat moving at random with the chance in its
     column of ``chance[chance_row]``, from the generator ``counter``. Returns whether the
     round ended (always, unless a plan's move was illegal: none is)."""
-    hand, portfolio, known, coins, chip = s.hand, s.portfolio, s.known, s.coins, s.chip
-    market_count, market_head, market_paid, market_stamp = s.market_count, s.market_head, s.market_paid, s.market_stamp
-    market_coins, deck, pile_pos, num_players, current = s.market_coins, s.deck, s.pile_pos, s.num_players, s.current
-    phase, barred, turn, capped, terminated, truncated = s.phase, s.barred, s.turn, s.capped, s.terminated, s.truncated
     planned = 1
     ended = False
     while not ended:
@@ -79,13 +76,12 @@ def _play_game(g, action, second, turn_cap, chance, chance_row, counter, params,
             action = second
         if planned == 0 or action < 0:
             planned = 0
-            kernels.legal_game(g, legal, hand, coins, chip, market_count, current, phase, barred, terminated,
-                               truncated)
+            kernels.legal_game(g, legal, s)
             choices = kernels.count_legal(legal, g, 0, NUM_ACTIONS)
             random_move = False
-            if chance[chance_row, current[g]] > 0.0:
+            if chance[chance_row, s.current[g]] > 0.0:
                 u, counter = _uniform(counter)
-                random_move = u < chance[chance_row, current[g]]
+                random_move = u < chance[chance_row, s.current[g]]
             if random_move:
                 u, counter = _uniform(counter)
                 action = kernels.nth_legal(legal, g, 0, NUM_ACTIONS, int(u * choices))
@@ -96,38 +92,41 @@ def _play_game(g, action, second, turn_cap, chance, chance_row, counter, params,
                 action = best_legal_game(scores[g], legal[g, :])
         else:
             planned = 2 if planned == 1 else 0
-        ended = kernels.step_game(g, action, turn_cap, hand, portfolio, known, coins, chip, market_count,
-                                  market_head, market_paid, market_stamp, market_coins, deck, pile_pos,
-                                  num_players, current, phase, barred, turn, capped)
+        ended = kernels.step_game(g, action, r, s)
     return ended
 
 
-def _play(first, second, turn_cap, chance, counters, params, s, legal, scores, over):
+def _play(first, second, r, chance, counters, params, s, legal, scores, over):
     """Play every game of ``s`` to the end of its round (:func:`_play_game`; game g's chances
     in row g of ``chance``); ``over`` is set where it ended."""
     for g in numba.prange(first.shape[0]):
-        over[g] = _play_game(g, first[g], second[g], turn_cap, chance, g, counters[g], params, s, legal, scores)
+        over[g] = _play_game(g, first[g], second[g], r, chance, g, counters[g], params, s, legal, scores)
 
 
-def _play_and_score(first, second, mover, turn_cap, chance, chance_row, counters, params, s, legal, scores, rank,
+def _play_and_score(first, second, mover, r, chance, chance_row, counters, params, s, legal, scores, rank,
                     margin):
     """Play every game of ``s`` to the end of its round (:func:`_play_game`; game g's chances
     in row ``chance_row[g]`` of ``chance``), score the round (kernels.score_round_game, as
     the simulator does) and write the mover's rank in it and its score less the best other
     seated player's (``queries.score_margin``); rank -1 where the round did not end."""
     for g in numba.prange(first.shape[0]):
-        rank[g] = -1.0
-        if _play_game(g, first[g], second[g], turn_cap, chance, chance_row[g], counters[g], params, s, legal,
-                      scores):
-            kernels.score_round_game(g, s.hand, s.portfolio, s.coins, s.current, s.num_players, s.scores, s.threes,
-                                     s.ranks)
-            seat = mover[g]
-            best_other = -np.inf
-            for p in range(s.num_players[g]):
-                if p != seat:
-                    best_other = max(best_other, np.float64(s.scores[p, g]))
-            rank[g] = s.ranks[seat, g]
-            margin[g] = np.float64(s.scores[seat, g]) - best_other
+        _play_and_score_game(g, first[g], second[g], mover[g], r, chance, chance_row[g], counters[g], params, s,
+                             legal, scores, rank, margin)
+
+
+@kernels.loop_body
+def _play_and_score_game(g, first, second, seat, r, chance, chance_row, counter, params, s, legal, scores, rank,
+                         margin):
+    """:func:`_play_and_score` for game g (``seat`` the mover)."""
+    rank[g] = -1.0
+    if _play_game(g, first, second, r, chance, chance_row, counter, params, s, legal, scores):
+        kernels.score_round_game(g, s)
+        best_other = -np.inf
+        for p in range(s.num_players[g]):
+            if p != seat:
+                best_other = max(best_other, np.float64(s.scores[p, g]))
+        rank[g] = s.ranks[seat, g]
+        margin[g] = np.float64(s.scores[seat, g]) - best_other
 
 
 _play_serial, _play_parallel = kernels.serial_and_parallel(_play)
@@ -149,7 +148,7 @@ def rollout(state: State, first: np.ndarray, second: np.ndarray, mover: np.ndarr
     counters, legal, scores = _scratch(m, rng)
     over = np.zeros(m, bool)
     play = _play_parallel if m >= PARALLEL_FROM else _play_serial
-    play(first, second, rules.turn_cap, random_chance, counters, kernel_params(params), arrays(state), legal, scores,
+    play(first, second, rules.params, random_chance, counters, kernel_params(params), arrays(state), legal, scores,
          over)
     sim = Simulator.from_state(state, rules, seed=rng)
     sim.finish_rounds(np.flatnonzero(over))
@@ -178,7 +177,7 @@ def rollout_outcomes(state: State, first: np.ndarray, second: np.ndarray, mover:
     counters, legal, scores = _scratch(m, rng, stream)
     rank, margin = np.empty(m), np.empty(m)
     play = _play_and_score_parallel if m >= PARALLEL_FROM else _play_and_score_serial
-    play(first, second, mover, rules.turn_cap, random_chance, chance_row, counters, kernel_params(params),
+    play(first, second, mover, rules.params, random_chance, chance_row, counters, kernel_params(params),
          arrays(state), legal, scores, rank, margin)
     if (rank < 0).any():
         raise ValueError(f"rollouts {np.flatnonzero(rank < 0)[:10].tolist()} did not reach the end of their round: "

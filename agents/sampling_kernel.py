@@ -17,10 +17,12 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from startups_env import kernels, queries
-from startups_env.core import State
-from startups_env.kernels import arrays
-from startups_env.rules import DECK_SIZE, MAX_PLAYERS, NUM_COMPANIES, NUM_REMOVED
+from startups_env.startups import numba_backend as kernels
+
+from startups_env.startups import queries
+from startups_env.startups.state import State
+from startups_env.startups.numba_backend import arrays
+from startups_env.startups.rules import DECK_SIZE, MAX_PLAYERS, NUM_COMPANIES, NUM_REMOVED
 
 kernels.forget_stale_cache(__file__, kernels.__file__, queries.__file__)
 

@@ -1,5 +1,5 @@
 """A Stable-Baselines3 ``MaskablePPO`` (sb3-contrib) trained on
-:class:`~startups_env.vector.StartupsVecEnv`, as an agent: ``make_agent("sb3:model.zip")``.
+:class:`~startups_env.envs.vector.StartupsVecEnv`, as an agent: ``make_agent("sb3:model.zip")``.
 
 The model sees the observation vector and the legal mask, as in training; it plays its most
 likely legal action. Sampling (``deterministic=False`` in SB3's ``predict``) is not offered:
@@ -13,8 +13,8 @@ import os
 
 import numpy as np
 
-from startups_env.observe import OBS_DIM
-from startups_env.rules import NUM_ACTIONS
+from startups_env.startups.observe import OBS_DIM
+from startups_env.startups.rules import NUM_ACTIONS
 
 from .base import Agent, check_act_inputs
 

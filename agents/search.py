@@ -6,7 +6,7 @@ For each decision with more than one legal action the bot
    other player's hand keeps its publicly known cards and the rest of it is hidden; the
    pile and the removed cards are the cards the player cannot see (``State.unseen``)
    that no hand holds, shuffled (:func:`determinize`). From the table's put-downs (the
-   :class:`~startups_env.history.History` every driver keeps for it; everyone sees them),
+   :class:`~startups_env.startups.history.History` every driver keeps for it; everyone sees them),
    it *reads the other players' hands*: a player who has not moved since its last
    put-down held its present hand plus the card it put down, and before that, its hand
    then less the card its take gained (public for a market take; for a draw, any card
@@ -65,7 +65,7 @@ put-downs add up; the ladder (every bot against every style) shows what each ass
 costs. ``opponent_model="greedy"`` assumes greedy opponents throughout, ``"random"``
 uniformly random ones.
 
-Cost: ``python -m startups_env.bench`` prints the seconds per decision at the default
+Cost: ``python -m startups_env.agents.bench`` prints the seconds per decision at the default
 budget (144 worlds, rollouts of up to 20 turns, whole turns with 3 put-downs per take,
 hands read from the last two put-downs, the adaptive opponent model) on each backend.
 Its strength against the other bots, and what each part of the search (hand reading,
@@ -74,7 +74,7 @@ is logged in the repository's docs/experiments.md.
 
 All rollouts of all games the bot is asked to move in (a whole arena batch) run in one
 batch (one compiled call on the numba backend), so the per-decision cost shrinks with
-the batch. All game logic comes from ``startups_env.core`` and ``startups_env.kernels``:
+the batch. All game logic comes from ``startups_env.startups.simulator`` and ``startups_env.startups.numba_backend``:
 the bot only samples hidden cards and reads results.
 """
 
@@ -86,14 +86,17 @@ from typing import NamedTuple
 
 import numpy as np
 
-from startups_env import queries
-from startups_env.core import Simulator, State, is_int, resolve_backend
-from startups_env.observe import observe
-from startups_env.rules import (DECK_SIZE, HAND_SIZE, MAX_PLAYERS, NUM_ACTIONS, NUM_COMPANIES, NUM_REMOVED, Action,
+from startups_env.startups import queries
+from startups_env.startups.simulator import Simulator
+from startups_env.startups.state import State
+from startups_env.startups.backend import resolve_backend
+from startups_env.checks import is_int
+from startups_env.startups.observe import observe
+from startups_env.startups.rules import (DECK_SIZE, HAND_SIZE, MAX_PLAYERS, NUM_ACTIONS, NUM_COMPANIES, NUM_REMOVED, Action,
                                 Rules, pile_start)
 
-from startups_env.history import History
-from startups_env.policy import needs_of
+from startups_env.startups.history import History
+from startups_env.table.policy import needs_of
 
 from .base import Agent, check_act_inputs
 from .features import features, state_features
@@ -393,19 +396,19 @@ class SearchAgent(Agent):
             self.rollout_policy.seed(self.rng)
 
     def act(self, obs, mask, *, public=None, history: History | None = None):
-        """public: ``startups_env.core.public_state(state, seats)`` of the same games;
-        history: their :class:`~startups_env.history.History` (required unless the bot
+        """public: ``startups_env.startups.simulator.public_state(state, seats)`` of the same games;
+        history: their :class:`~startups_env.startups.history.History` (required unless the bot
         was built with ``infer_hands=False``; ignored then)."""
         obs, mask = check_act_inputs(obs, mask)
         if public is None or not isinstance(public, State) or public.batch_size != obs.shape[0]:
-            raise ValueError("search needs public=startups_env.core.public_state(state, seats) for the same games")
+            raise ValueError("search needs public=startups_env.startups.simulator.public_state(state, seats) for the same games")
         if self.infer_hands:
             if history is None:
-                raise ValueError("search reads the other hands from history= (the startups_env.history.History "
+                raise ValueError("search reads the other hands from history= (the startups_env.startups.history.History "
                                  "of the same games, e.g. table.history.take(games)); pass it, or build the bot "
                                  "with infer_hands=False to search uniformly sampled hands")
             if not isinstance(history, History) or history.batch_size != obs.shape[0]:
-                raise ValueError("history must be the startups_env.history.History of the same games "
+                raise ValueError("history must be the startups_env.startups.history.History of the same games "
                                  "(history.take(games))")
         choice = mask.argmax(axis=1).astype(np.int64)  # the only legal action where there is one
         open_games = np.flatnonzero(mask.sum(axis=1) > 1)

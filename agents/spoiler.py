@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from startups_env.rules import NUM_ACTIONS, Action
+from startups_env.startups.rules import NUM_ACTIONS, Action
 
 from .base import Agent, check_act_inputs
 from .features import Features, features

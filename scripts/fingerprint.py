@@ -120,7 +120,7 @@ def ladder() -> dict:
 
 def search() -> dict:
     from startups_env.agents.registry import make_agent
-    from startups_env.bench import search_decisions
+    from startups_env.agents.bench import search_decisions
 
     calls = search_decisions(4, 12, seed=0)
     out = {"search/recorded": _digest(*[call["obs"] for call in calls], *[call["mask"] for call in calls])}

@@ -3,7 +3,7 @@
 Two ways into the same game, both importable from here:
 
 * ``env(num_players=4, render_mode=None, **rules)``: the PettingZoo AEC environment,
-  with PettingZoo's order-enforcing wrapper; ``raw_env`` is the class without it. Both live in :mod:`startups_env.aec` and are imported on first use, so the
+  with PettingZoo's order-enforcing wrapper; ``raw_env`` is the class without it. Both live in :mod:`startups_env.envs.aec` and are imported on first use, so the
   batch simulator does not import PettingZoo and gymnasium.
 * ``Simulator(Rules(...), batch_size=B, seed=...)``: the batch simulator, the one home of
   every rule: ``legal_mask()``, ``step(actions)`` and ``state`` for B games in lockstep.
@@ -12,28 +12,31 @@ Also here: ``Rules`` (table settings and reward scheme), ``State`` and ``StepRes
 ``shuffled_decks``, the company constants and the action ids (``Action``,
 ``action_to_string``, ``string_to_action``).
 
-Submodules:
+The layers, each importing only those below it (docs/architecture.md):
 
-* ``core`` -- the simulator (``Simulator``, ``State``, ``public_state``);
-* ``rules`` -- constants, the action encoding and ``Rules``;
-* ``queries`` -- quantities derived from a state that every player may know;
-* ``observe`` -- the observation vector and its layout (``observe``, ``views``);
-* ``aec`` -- the PettingZoo environment (``env``, ``raw_env``);
-* ``wrappers`` -- AEC wrappers for other RL libraries (illegal move ends the game, mask in infos, key names);
-* ``vector`` -- a batch with one learner seat per game, and a Stable-Baselines3 ``VecEnv``;
-* ``render`` -- the table as text and as an RGB picture;
-* ``replay`` -- game logs (JSON), replays, HTML pages and GIFs;
-* ``bench`` -- speed figures; ``docs`` -- the generated environment card; ``files`` --
-  atomic writes;
-* ``distributed`` -- shards played here or on Ray workers (the optional ``ray`` extra);
-* ``agents`` -- the bots (``make_agent``), the arena, the ladder and the terminal game;
-* ``train`` -- self-play PPO and distillation of the search bot (needs the ``train`` extra).
+* ``startups`` -- the game: ``rules`` (constants, action ids, ``Rules``), ``state``
+  (``State``), ``simulator`` (``Simulator``, with a backend chosen once), the two backends
+  (``numpy_backend``, ``numba_backend``), ``queries`` (derived public quantities),
+  ``observe`` (the observation vector), ``history`` and ``render``;
+* ``table`` -- the policy protocol (``policy``) and the one table driver (``driver``);
+* ``envs`` -- the PettingZoo env (``aec``), the batch learner and SB3 VecEnv (``vector``),
+  AEC wrappers for other libraries (``wrappers``);
+* ``tools`` -- game logs and replays (``replay``), Ray workers (``distributed``), the
+  environment card (``docs``), atomic writes (``files``);
+* ``checks`` -- argument checks shared by every layer;
+* ``agents`` -- the bots (``make_agent``), the arena, the ladder, the bench and the terminal
+  game; ``train`` -- self-play PPO and distillation (the ``train`` extra).
+
+The modules' paths before release 0.2 (``startups_env.core``, ``startups_env.aec``...) still
+import, with a FutureWarning naming the new home.
 
 The rules, with the action ids and deck order, are in the repository's docs/rules.md.
 """
 
-from .core import Simulator, State, StepResult, shuffled_decks
-from .rules import (
+from startups_env.startups.simulator import Simulator
+
+from startups_env.startups.state import State, StepResult, shuffled_decks
+from startups_env.startups.rules import (
     COMPANY_NAMES,
     COMPANY_SIZES,
     MAX_PLAYERS,
@@ -45,7 +48,11 @@ from .rules import (
     string_to_action,
 )
 
-__version__ = "0.1.0"
+from startups_env import _moved
+
+_moved.install()
+
+__version__ = "0.2.0"
 
 __all__ = [
     "COMPANY_NAMES", "COMPANY_SIZES", "MAX_PLAYERS", "NUM_ACTIONS", "NUM_COMPANIES", "Action", "Rules",
@@ -62,7 +69,7 @@ def __getattr__(name: str):
     # The PettingZoo env is imported on first use (`from startups_env import env`), so the
     # batch simulator does not pay for importing pettingzoo and gymnasium.
     if name in ("env", "raw_env"):
-        from . import aec
+        from startups_env.envs import aec
 
         return getattr(aec, name)
     raise AttributeError(f"module 'startups_env' has no attribute {name!r}")

@@ -15,8 +15,12 @@ from dataclasses import fields
 
 import numpy as np
 
-from startups_env.core import BACKENDS, SLOTS, State, numba_available
-from startups_env.rules import (
+from startups_env.startups.backend import BACKENDS, numba_available
+
+from startups_env.startups.queries import SLOTS
+
+from startups_env.startups.state import State
+from startups_env.startups.rules import (
     COMPANY_NAMES,
     COMPANY_SIZES,
     DECK_SIZE,

@@ -1,4 +1,4 @@
-"""The PettingZoo AEC environment (startups_env.aec): PettingZoo's own api/seed tests at
+"""The PettingZoo AEC environment (startups_env.envs.aec): PettingZoo's own api/seed tests at
 every table size, golden games replayed through env(), random games state for state beside
 the batch simulator (rewards, endings, dead steps), the observation of any agent
 checked against a plain per-game reading of the state, masks, illegal input, the deck
@@ -13,10 +13,14 @@ import pytest
 from helpers import assert_states_equal, load_golden, market_cards
 from pettingzoo.test import api_test, seed_test
 
-from startups_env import Rules, Simulator, aec, observe
-from startups_env.aec import env, raw_env
-from startups_env.observe import OBS_DIM, views
-from startups_env.rules import COMPANY_SIZES, DECK_SIZE, NUM_ACTIONS, SORTED_DECK
+from startups_env import Rules, Simulator
+
+from startups_env.envs import aec
+
+from startups_env.startups import observe
+from startups_env.envs.aec import env, raw_env
+from startups_env.startups.observe import OBS_DIM, views
+from startups_env.startups.rules import COMPANY_SIZES, DECK_SIZE, NUM_ACTIONS, SORTED_DECK
 
 GAMES = load_golden()
 
@@ -446,7 +450,7 @@ def test_environment_card_matches_the_code():
     doc = aec.__doc__
     assert observe.layout_table() in doc
     assert f"({OBS_DIM},)" in doc and f"Discrete({NUM_ACTIONS})" in doc
-    from startups_env.rules import action_to_string
+    from startups_env.startups.rules import action_to_string
 
     rows = [line for line in doc.splitlines() if line.startswith("| ") and line.split("|")[1].strip().isdigit()]
     ids = [int(line.split("|")[1]) for line in rows if "take" in line or "put" in line or "draw" in line]

@@ -10,7 +10,7 @@ import pytest
 from pettingzoo.test import api_test, seed_test
 
 from startups_env import Rules
-from startups_env.aec import env
+from startups_env.envs.aec import env
 from helpers import INSTALLED_BACKENDS
 
 

@@ -18,11 +18,11 @@ from startups_env.agents.registry import split_names
 from startups_env.agents.search import (SearchAgent, WorldPool, _resample, determinize,
                            put_down_log_likelihood)
 from startups_env import Rules, Simulator
-from startups_env.core import public_state
-from startups_env.history import OLDER, History
-from startups_env.table import Table
-from startups_env.observe import OBS_DIM, observe, views
-from startups_env.rules import COMPANY_SIZES, DECK_SIZE, HAND_SIZE, NUM_ACTIONS, NUM_REMOVED, Action
+from startups_env.startups.state import public_state
+from startups_env.startups.history import OLDER, History
+from startups_env.table.driver import Table
+from startups_env.startups.observe import OBS_DIM, observe, views
+from startups_env.startups.rules import COMPANY_SIZES, DECK_SIZE, HAND_SIZE, NUM_ACTIONS, NUM_REMOVED, Action
 
 SMALL_SEARCH = {"determinizations": 2, "max_candidates": 2}
 
@@ -605,7 +605,7 @@ def test_make_agent_bad_checkpoint_is_a_clear_error():
 
 
 def test_play_aec_game_with_every_agent():
-    aec = pytest.importorskip("startups_env.aec")
+    aec = pytest.importorskip("startups_env.envs.aec")
     env = aec.env(num_players=4)
     agents = dict(zip(env.possible_agents, _agents(3)))
     with pytest.raises(ValueError, match=r"player_3.*history.*history=True"):

@@ -15,7 +15,7 @@ from startups_env.agents.arena import ArenaResult, error_bars, main, played_shar
 from startups_env.agents.registry import build_agent, parse_agent_spec
 from startups_env.agents.random_agent import uniform_legal
 from startups_env import Rules, Simulator
-from startups_env.core import shuffled_decks
+from startups_env.startups.state import shuffled_decks
 
 Z = 1.959963984540054
 

@@ -13,11 +13,11 @@ import pytest
 from helpers import assert_states_equal
 
 from startups_env import Rules, Simulator
-from startups_env.aec import raw_env
-from startups_env.core import State, public_state
-from startups_env.observe import OBS_DIM, observe, views
-from startups_env.replay import GameLog, record_game
-from startups_env.rules import NUM_ACTIONS, SORTED_DECK
+from startups_env.envs.aec import raw_env
+from startups_env.startups.state import State, public_state
+from startups_env.startups.observe import OBS_DIM, observe, views
+from startups_env.tools.replay import GameLog, record_game
+from startups_env.startups.rules import NUM_ACTIONS, SORTED_DECK
 
 
 def _first_legal(sim) -> int:

@@ -6,7 +6,7 @@ import re
 import pytest
 
 from helpers import INSTALLED_BACKENDS
-from startups_env import bench
+from startups_env.agents import bench
 
 
 def test_the_benchmark_prints_every_figure_per_backend(capsys):

@@ -6,8 +6,8 @@ import warnings
 import pytest
 from pettingzoo.test import api_test
 
-from startups_env import bench
-from startups_env.aec import _OrderEnforcing, raw_env
+from startups_env.agents import bench
+from startups_env.envs.aec import _OrderEnforcing, raw_env
 
 
 @pytest.mark.parametrize("players", [2, 4, 7])

@@ -11,8 +11,8 @@ import torch
 from startups_env.agents import make_agent
 from startups_env.agents.arena import run_arena
 from startups_env.agents.ppo import ActorCritic, CheckpointError, checkpoint_dict, load_ppo_agent
-from startups_env.observe import OBS_DIM
-from startups_env.rules import NUM_ACTIONS
+from startups_env.startups.observe import OBS_DIM
+from startups_env.startups.rules import NUM_ACTIONS
 from startups_env.train.distill import collect_shard, fit, load_shards, main, save_shard
 from startups_env.train.checkpoints import start_from_policy
 from startups_env.train.common import atomic_save

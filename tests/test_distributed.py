@@ -1,4 +1,4 @@
-"""startups_env.distributed: the arena, the ladder and the search labelling give the same
+"""startups_env.tools.distributed: the arena, the ladder and the search labelling give the same
 results on one process and on Ray workers, survive a worker's death, and refuse a cluster
 that cannot be reached before any game is played.
 
@@ -17,7 +17,7 @@ import pytest
 from startups_env.agents.arena import main as arena_main
 from startups_env.agents.arena import run_arena
 from startups_env.agents.ladder import run_ladder
-from startups_env.distributed import ClusterError, Workers, check_reachable
+from startups_env.tools.distributed import ClusterError, Workers, check_reachable
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

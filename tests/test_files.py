@@ -1,10 +1,10 @@
-"""startups_env.files.atomic_write: the one way every result, log, replay and checkpoint is written."""
+"""startups_env.tools.files.atomic_write: the one way every result, log, replay and checkpoint is written."""
 
 import os
 
 import pytest
 
-from startups_env.files import atomic_write
+from startups_env.tools.files import atomic_write
 
 
 def test_atomic_write_leaves_no_temp_file_when_it_fails(tmp_path):

@@ -9,7 +9,7 @@ import pytest
 
 from helpers import INSTALLED_BACKENDS, assert_states_equal, load_golden, ranking
 from startups_env import Rules, Simulator
-from startups_env.rules import NUM_ACTIONS
+from startups_env.startups.rules import NUM_ACTIONS
 
 GAMES = load_golden()
 

@@ -15,9 +15,10 @@ from startups_env.agents import act_for_seats, greedy_kernel, make_agent, search
 from startups_env.agents.features import state_features  # noqa: E402
 from startups_env.agents.greedy import MIN_SPREAD, GreedyParams, best_legal, greedy_actions, greedy_scores  # noqa: E402
 from startups_env.agents.search import determinize, put_down_log_likelihood  # noqa: E402
-from startups_env.core import Simulator, State, public_state  # noqa: E402
-from startups_env.history import History  # noqa: E402
-from startups_env.rules import DECK_SIZE, MAX_PLAYERS, MIN_PLAYERS, Rules  # noqa: E402
+from startups_env.startups.simulator import Simulator  # noqa: E402
+from startups_env.startups.state import State, public_state  # noqa: E402
+from startups_env.startups.history import History  # noqa: E402
+from startups_env.startups.rules import DECK_SIZE, MAX_PLAYERS, MIN_PLAYERS, Rules  # noqa: E402
 
 # Weights far from the defaults: negative penalties (a weight times 0 is -0.0 there), a
 # narrow spread (logistics near 0 and 1, exps clipped), a bonus that makes draws lose.
@@ -146,8 +147,8 @@ import numpy as np
 from startups_env.agents import greedy_kernel, search
 from startups_env.agents.features import state_features
 from startups_env.agents.greedy import GreedyParams, greedy_actions, greedy_scores
-from startups_env.core import Simulator
-from startups_env.rules import Rules
+from startups_env.startups.simulator import Simulator
+from startups_env.startups.rules import Rules
 assert not hasattr(greedy_kernel.greedy_scores_game, "py_func")  # plain Python
 weighed = 0
 for players in (2, 5, 7):

@@ -13,8 +13,8 @@ from startups_env import Rules
 from startups_env.agents import search
 from startups_env.agents.search import (COMPOSITIONS, COMPOSITION_VALID, MAX_COMPOSITIONS, SearchAgent, _resample,
                                         determinize, hidden_hand_counts, sample_hands, seat_log_likelihoods)
-from startups_env.core import public_state
-from startups_env.rules import COMPANY_SIZES, HAND_SIZE, MAX_PLAYERS
+from startups_env.startups.state import public_state
+from startups_env.startups.rules import COMPANY_SIZES, HAND_SIZE, MAX_PLAYERS
 
 from test_agents import _greedy_games_with_log
 

@@ -1,6 +1,6 @@
 """Other RL libraries: the recipes of docs/integrations.md run (those whose libraries the
 ``dev`` extra installs; RLlib and AgileRL run through scripts/check_integrations.sh), the
-wrappers of startups_env.wrappers, and the global state for centralised critics
+wrappers of startups_env.envs.wrappers, and the global state for centralised critics
 (``state()``: it shows a change of a hidden card that no player's observation shows)."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from pettingzoo.test import api_test
 from pettingzoo.utils.conversions import turn_based_aec_to_parallel
 
 from startups_env import Rules, env
-from startups_env.observe import HIDDEN_DIM, OBS_DIM, STATE_DIM, hidden_observation, state_layout_table
-from startups_env.rules import SORTED_DECK
-from startups_env.wrappers import MaskInInfos, RenameKeys, TerminateIllegal
+from startups_env.startups.observe import HIDDEN_DIM, OBS_DIM, STATE_DIM, hidden_observation, state_layout_table
+from startups_env.startups.rules import SORTED_DECK
+from startups_env.envs.wrappers import MaskInInfos, RenameKeys, TerminateIllegal
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = (ROOT / "docs" / "integrations.md").read_text()
@@ -43,7 +43,7 @@ def test_recipe_runs(name, capsys):
 
 
 def test_state_layout_on_the_page_matches_the_code():
-    assert state_layout_table() in PAGE, "regenerate with startups_env.observe.state_layout_table()"
+    assert state_layout_table() in PAGE, "regenerate with startups_env.startups.observe.state_layout_table()"
 
 
 # ----------------------------------------------------------------- wrappers
@@ -171,7 +171,7 @@ def test_state_shows_a_hidden_card_no_observation_shows():
 
 
 def test_state_is_seat_0s_observation_and_the_trainers_privileged_input():
-    from startups_env import vector
+    from startups_env.envs import vector
     assert vector.privileged_observation is hidden_observation and vector.PRIVILEGED_DIM == HIDDEN_DIM
     game = env(rules=Rules(num_players=5))
     game.reset(seed=4)

@@ -1,4 +1,4 @@
-"""The compiled backend (startups_env.kernels) against the numpy one, state for state.
+"""The compiled backend (startups_env.startups.numba_backend) against the numpy one, state for state.
 
 Two simulators with the same seed, one per backend, play the same games in lockstep: after
 every step the legal masks, the uniform legal actions they sample, the step results and
@@ -21,8 +21,9 @@ import pytest
 
 from helpers import run_uncompiled
 from startups_env import Rules, Simulator
-from startups_env import core
-from startups_env.rules import NUM_ACTIONS
+from startups_env.startups import backend as core
+from startups_env.startups.state import shuffled_decks
+from startups_env.startups.rules import NUM_ACTIONS
 
 pytest.importorskip("numba")
 
@@ -82,13 +83,13 @@ def test_backends_agree_on_random_games():
 
 @pytest.mark.parametrize("players", [2, 3, 4, 5, 6, 7])
 def test_backends_agree_at_the_turn_cap_and_in_one_game(players):
-    """A batch of one game (the PettingZoo env's path, ``_step_one``) and a cap of a few turns."""
+    """A batch of one game (the PettingZoo env's path, ``step_one``) and a cap of a few turns."""
     for rules in (Rules(num_players=players, turn_cap=7), Rules(num_players=players, rounds=4, turn_cap=9)):
         sims = [Simulator(rules, 1, seed=players, backend=backend) for backend in ("numpy", "numba")]
         while not sims[0].done.all():
             action = int(sims[0].random_actions()[0])
             assert action == int(sims[1].random_actions()[0])
-            results = [sim._step_one(action) for sim in sims]
+            results = [sim.step_one(action) for sim in sims]
             assert (results[0] is None) == (results[1] is None)
             if results[0] is not None:
                 for x, y in zip(*results):
@@ -126,7 +127,7 @@ def test_an_illegal_action_raises_and_changes_nothing():
     one = Simulator(Rules(), 1, seed=0, backend="numba")
     before = one.state.copy()
     with pytest.raises(ValueError, match=r"illegal action 7 \(keep giraffe\)"):
-        one._step_one(7)  # a put-down in the take phase
+        one.step_one(7)  # a put-down in the take phase
     for f in fields(before):
         np.testing.assert_array_equal(getattr(before, f.name), getattr(one.state, f.name))
 
@@ -181,7 +182,7 @@ def test_the_threaded_kernels_agree_too(monkeypatch):
     """The kernels' threaded versions (used from kernels.PARALLEL_FROM games on, the
     end of the rounds from PARALLEL_ROUNDS_FROM finished rounds on) are separate
     compilations: the same lockstep check with every batch on them."""
-    from startups_env import kernels
+    from startups_env.startups import numba_backend as kernels
 
     monkeypatch.setattr(kernels, "PARALLEL_FROM", 1)
     monkeypatch.setattr(kernels, "PARALLEL_ROUNDS_FROM", 1)
@@ -194,7 +195,7 @@ def test_games_past_the_first_block_agree_too():
     """The step kernel takes the games in blocks of ``kernels.STEP_BLOCK`` (stepped, then
     their masks written); the batches above fit in one block: here three, the last one
     partly full, on the calling thread."""
-    from startups_env import kernels
+    from startups_env.startups import numba_backend as kernels
 
     play_lockstep(Rules(num_players=3, turn_cap=50), 2 * kernels.STEP_BLOCK + 77, 14, True, 0.8, steps=150)
 
@@ -203,7 +204,7 @@ def test_the_mask_of_a_block_is_the_mask_game_by_game():
     """``kernels.legal_block`` (a run of games, vectorized: the step's and ``legal_rows``')
     and ``kernels.legal_actions`` (one game: the rollouts' and ``legal_columns``') write
     the same flags, on states of every table size at both phases and in finished games."""
-    from startups_env import kernels
+    from startups_env.startups import numba_backend as kernels
 
     sim = Simulator(Rules(turn_cap=70), 1500, seed=5, num_players=np.random.default_rng(5).integers(2, 8, 1500),
                     backend="numba")
@@ -224,13 +225,13 @@ def test_the_mask_of_a_block_is_the_mask_game_by_game():
 def test_dealing_in_runs_of_games_deals_the_same():
     """``kernels.deal_rounds`` splits the games into ``parts`` runs, one per thread when
     threaded; however many runs (here on the calling thread), the deal is the same."""
-    from startups_env import kernels
+    from startups_env.startups import numba_backend as kernels
 
     sim = Simulator(Rules(), 50, seed=3, num_players=np.random.default_rng(3).integers(2, 8, 50), backend="numba")
     for _ in range(30):
         sim.step(sim.random_actions())
     games = np.arange(1, 50, 2, dtype=np.intp)
-    decks = core.shuffled_decks(np.random.default_rng(4), games.size)
+    decks = shuffled_decks(np.random.default_rng(4), games.size)
     starters = np.zeros(games.size, np.int8)
     dealt = []
     for parts in (1, 3, games.size):

@@ -8,9 +8,9 @@ import pytest
 
 from helpers import assert_states_equal, snapshots, states_equal
 from startups_env import Rules, Simulator
-from startups_env.core import State, public_state
-from startups_env.observe import OBS_DIM, PIECES, SLICES, layout_table, observation_bounds, observe, views
-from startups_env.rules import COMPANY_SIZES, DECK_SIZE, MAX_PLAYERS, NUM_COMPANIES, NUM_REMOVED
+from startups_env.startups.state import State, public_state
+from startups_env.startups.observe import OBS_DIM, PIECES, SLICES, layout_table, observation_bounds, observe, views
+from startups_env.startups.rules import COMPANY_SIZES, DECK_SIZE, MAX_PLAYERS, NUM_COMPANIES, NUM_REMOVED
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
 
@@ -206,7 +206,7 @@ def _one_by_one(games: list[State], seat: np.ndarray) -> np.ndarray:
 
 @pytest.mark.parametrize("rounds", [1, 4])
 def test_one_game_path_matches_the_batch_path(rounds):
-    """observe() encodes a batch of one game with its own code (``_observe_one``); it must
+    """observe() encodes a batch of one game with its own code (``observe_one_game``); it must
     give the batch path's vectors bit for bit, for every observer, table size and round,
     and for turn counts past the int8 range that path assembles its bytes in."""
     states = _states((2, 3, 4, 5, 6, 7), rounds=rounds, b=12, seed=20 + rounds, every=6)

@@ -1,4 +1,4 @@
-"""The compiled one-game observation (``startups_env.observe_kernel``) equals
+"""The compiled one-game observation (``startups_env.startups.observe_numba``) equals
 ``observe.observe()`` bit for bit: every observer of every game, at every table size, in the
 standard and the round game, finished games and turn counts past the int8 range included;
 its layout follows ``observe.PIECES``, and a changed layout stops the import."""
@@ -10,11 +10,12 @@ import pytest
 
 pytest.importorskip("numba")
 
-from startups_env import Rules, Simulator, observe  # noqa: E402
-from startups_env import observe_kernel  # noqa: E402
-from startups_env.observe import OBS_DIM, PIECES  # noqa: E402
-from startups_env.observe_kernel import observe_game  # noqa: E402
-from startups_env.rules import MAX_PLAYERS  # noqa: E402
+from startups_env import Rules, Simulator  # noqa: E402
+from startups_env.startups import observe  # noqa: E402
+from startups_env.startups import observe_numba as observe_kernel  # noqa: E402
+from startups_env.startups.observe import OBS_DIM, PIECES  # noqa: E402
+from startups_env.startups.observe_numba import observe_game  # noqa: E402
+from startups_env.startups.rules import MAX_PLAYERS  # noqa: E402
 
 
 def _states(rounds: int, seed: int, b: int = 24, every: int = 3):

@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from startups_env.agents.play import main, parse_move
-from startups_env.replay import GameLog, replay
-from startups_env.rules import NUM_ACTIONS, action_to_string
+from startups_env.tools.replay import GameLog, replay
+from startups_env.startups.rules import NUM_ACTIONS, action_to_string
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -75,7 +75,7 @@ def test_scripted_full_game_with_bad_input(tmp_path):
     assert f"You (P1) finished {place} of 4 with {int(s.scores[1, 0])} points." in out
     # Same seed, same script: the same game.
     assert _play(["--players", "4", "--opponents", "random,greedy,random", "--seat", "1", "--seed", "7"])[1] == (
-        out.replace(f"game log saved to {save} (replay: python -m startups_env.replay {save})\n", "")
+        out.replace(f"game log saved to {save} (replay: python -m startups_env.tools.replay {save})\n", "")
     )
 
 
@@ -85,7 +85,7 @@ def test_a_search_opponent_reads_your_moves_as_in_any_other_driver(tmp_path):
     import numpy as np
 
     from startups_env.agents import make_agent
-    from startups_env.replay import iter_replay, record_game
+    from startups_env.tools.replay import iter_replay, record_game
 
     search = "search[determinizations=2;max_candidates=2;halving_rounds=1]"
     save = tmp_path / "game.json"

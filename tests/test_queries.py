@@ -1,4 +1,4 @@
-"""The derived public quantities of ``startups_env.queries``, each against an independent,
+"""The derived public quantities of ``startups_env.startups.queries``, each against an independent,
 readable computation, on many random positions at 2-7 players.
 
 The positions come from games played in lockstep in the Simulator and in the plain-Python
@@ -17,17 +17,18 @@ import pytest
 
 from helpers import random_deck
 from reference import ReferenceGame
-from startups_env import Rules, Simulator, queries
+from startups_env import Rules, Simulator
+from startups_env.startups import queries
 from startups_env.agents import play
 from startups_env.agents.banker import BankerAgent
 from startups_env.agents.features import features, state_features
 from startups_env.agents.greedy import greedy_scores
 from startups_env.agents.random_agent import RandomAgent
 from startups_env.agents.search import SearchAgent, determinize
-from startups_env.core import public_state
-from startups_env.observe import observe
-from startups_env.vector import SeatBatch, privileged_observation
-from startups_env.rules import COMPANY_SIZES, DECK_SIZE, HAND_SIZE, NUM_ACTIONS, NUM_COMPANIES, Action
+from startups_env.startups.state import public_state
+from startups_env.startups.observe import observe
+from startups_env.envs.vector import SeatBatch, privileged_observation
+from startups_env.startups.rules import COMPANY_SIZES, DECK_SIZE, HAND_SIZE, NUM_ACTIONS, NUM_COMPANIES, Action
 
 C = NUM_COMPANIES
 BATCH = 40
@@ -414,7 +415,7 @@ def _search_random_opponents():
 
 
 def _render():
-    from startups_env.render import table_text
+    from startups_env.startups.render import table_text
     sim = _mid_game(steps=40)
     game = int(np.flatnonzero(sim.state.market_count.any(axis=0))[0])  # one with market cards
     return lambda: table_text(sim.state, game)

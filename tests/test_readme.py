@@ -6,7 +6,7 @@
   folder per page (their settings are kept small on purpose; a ``cat > FILE <<'EOF'``
   heredoc, how a page writes a file such as a bot module, writes FILE there); the Quick
   start block installs the project, which ``.ci/run`` exercises instead;
-* the environment card in docs/api.md is the one ``python -m startups_env.docs`` prints,
+* the environment card in docs/api.md is the one ``python -m startups_env.tools.docs`` prints,
   and the action table of docs/rules.md names the ids as the code does.
 """
 
@@ -99,13 +99,13 @@ def test_relative_links_point_at_files_that_exist():
 
 
 def test_api_page_environment_card_matches_the_code():
-    from startups_env.docs import environment_card
+    from startups_env.tools.docs import environment_card
 
-    assert environment_card() in TEXT["docs/api.md"], "regenerate with: python -m startups_env.docs"
+    assert environment_card() in TEXT["docs/api.md"], "regenerate with: python -m startups_env.tools.docs"
 
 
 def test_rules_page_names_every_action_id_as_the_code_does():
-    from startups_env.rules import NUM_ACTIONS, action_to_string
+    from startups_env.startups.rules import NUM_ACTIONS, action_to_string
 
     rules = TEXT["docs/rules.md"]
     for action in range(NUM_ACTIONS):

@@ -17,14 +17,14 @@ import numpy as np
 import pytest
 
 from startups_env import Rules, Simulator
-from startups_env.core import numba_available
+from startups_env.startups.backend import numba_available
 from startups_env.agents import Agent, make_agent
 from startups_env.agents.arena import main as arena_main
 from startups_env.agents.arena import run_arena
 from startups_env.agents.registry import (TRIAL_BATCHES, TRIAL_STEPS, OutsideAgent, UnknownAgentError, build_agent,
                                           check_agent, is_outside_spec)
 from startups_env.agents.search import SearchAgent
-from startups_env.observe import observe
+from startups_env.startups.observe import observe
 
 ROOT = Path(__file__).resolve().parents[1]
 AGENTS = ROOT / "agents"
@@ -149,7 +149,7 @@ BOT = textwrap.dedent('''
 
     def make_pettingzoo_bot(seed=None, mode="ok"):
         """A one-game policy, PettingZoo style, seated with pettingzoo_policy."""
-        from startups_env.policy import pettingzoo_policy
+        from startups_env.table.policy import pettingzoo_policy
 
         def policy(observation):
             legal = np.flatnonzero(observation["action_mask"])
@@ -341,7 +341,7 @@ def test_selfplay_baselines_take_outside_bots(bot_module):
 
 def test_an_outside_bot_is_a_training_opponent(bot_module):
     """What --baselines does with one: an opponent of the learner's batch."""
-    from startups_env.vector import SeatBatch
+    from startups_env.envs.vector import SeatBatch
 
     batch = SeatBatch(4, [build_agent(f"{bot_module}:make_bot", seed=1)], players=3, seed=0)
     batch.reset()
@@ -368,8 +368,8 @@ def test_a_pettingzoo_style_policy_by_name(bot_module):
 
 def test_search_rollout_policy_by_name_equals_the_built_policy():
     sim = Simulator(Rules(num_players=3), 4, seed=5)
-    from startups_env.core import public_state
-    from startups_env.history import History
+    from startups_env.startups.state import public_state
+    from startups_env.startups.history import History
 
     state = sim.state
     args = dict(obs=observe(state), mask=sim.legal_mask(), public=public_state(state, state.current),
@@ -388,7 +388,7 @@ def test_search_rollout_policy_by_name_equals_the_built_policy():
 @pytest.fixture(scope="module")
 def sb3_zip(tmp_path_factory):
     sb3 = pytest.importorskip("sb3_contrib")
-    from startups_env.vector import StartupsVecEnv
+    from startups_env.envs.vector import StartupsVecEnv
 
     env = StartupsVecEnv(num_envs=2, players=3, seed=0)
     model = sb3.MaskablePPO("MlpPolicy", env, n_steps=8, batch_size=16, n_epochs=1, seed=0, device="cpu",

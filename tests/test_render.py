@@ -1,12 +1,12 @@
-"""The text and RGB pictures of a game (startups_env.render)."""
+"""The text and RGB pictures of a game (startups_env.startups.render)."""
 
 import numpy as np
 import pytest
 from helpers import load_golden, make_deck, market_cards
 
 from startups_env import Rules, Simulator
-from startups_env.render import RGB_HEIGHT, RGB_WIDTH, final_scoring, table_rgb, table_text
-from startups_env.rules import COMPANY_NAMES, NUM_COMPANIES, string_to_action
+from startups_env.startups.render import RGB_HEIGHT, RGB_WIDTH, final_scoring, table_rgb, table_text
+from startups_env.startups.rules import COMPANY_NAMES, NUM_COMPANIES, string_to_action
 
 GOLDEN = load_golden()
 
@@ -203,7 +203,7 @@ def test_final_scoring_shows_ties_and_debt():
 
 
 def test_public_copy_of_a_finished_game_shows_only_totals():
-    from startups_env.core import public_state
+    from startups_env.startups.state import public_state
 
     g = GOLDEN[0]
     public = public_state(_finished(g).state, np.array([0]))

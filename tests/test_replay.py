@@ -1,4 +1,4 @@
-"""Game logs (startups_env.replay): record, save/load, replay to the same end, HTML/GIF,
+"""Game logs (startups_env.tools.replay): record, save/load, replay to the same end, HTML/GIF,
 and clear errors for corrupt logs."""
 
 import json
@@ -9,7 +9,7 @@ import pytest
 from helpers import assert_states_equal, load_golden
 
 from startups_env import Rules, Simulator
-from startups_env.replay import (
+from startups_env.tools.replay import (
     GameLog,
     Recorder,
     describe_action,
@@ -21,8 +21,8 @@ from startups_env.replay import (
     write_gif,
     write_html,
 )
-from startups_env.render import CAPTION_HEIGHT, RGB_HEIGHT, RGB_WIDTH, table_rgb
-from startups_env.rules import Action
+from startups_env.startups.render import CAPTION_HEIGHT, RGB_HEIGHT, RGB_WIDTH, table_rgb
+from startups_env.startups.rules import Action
 
 GOLDEN = load_golden()
 
@@ -236,7 +236,7 @@ def test_gif_frames_are_captioned_with_the_move_just_played():
 
 
 def test_with_caption_refuses_what_is_not_a_picture():
-    from startups_env.render import with_caption
+    from startups_env.startups.render import with_caption
 
     with pytest.raises(ValueError, match="uint8"):
         with_caption(np.zeros((4, 4), np.uint8), "x")

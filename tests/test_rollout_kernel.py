@@ -10,12 +10,13 @@ from helpers import run_uncompiled
 
 pytest.importorskip("numba")
 
-from startups_env import Rules, Simulator, queries  # noqa: E402
+from startups_env import Rules, Simulator  # noqa: E402
+from startups_env.startups import queries  # noqa: E402
 from startups_env.agents.greedy import GreedyParams  # noqa: E402
 from startups_env.agents.rollout_kernel import rollout, rollout_outcomes  # noqa: E402
 from startups_env.agents.search import NUM_ACTIONS, PLAN_FIRST, PLAN_SECOND, SearchAgent, determinize  # noqa: E402
-from startups_env.core import public_state  # noqa: E402
-from startups_env.rules import COMPANY_SIZES, NUM_REMOVED, Action  # noqa: E402
+from startups_env.startups.state import public_state  # noqa: E402
+from startups_env.startups.rules import COMPANY_SIZES, NUM_REMOVED, Action  # noqa: E402
 from test_invariants import deck_counts  # noqa: E402
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from helpers import act, assert_states_equal, counts, draw_keep_game, make_deck, ranking, snapshot
 from startups_env import Rules, Simulator
-from startups_env.rules import COMPANY_NAMES, NUM_ACTIONS
+from startups_env.startups.rules import COMPANY_NAMES, NUM_ACTIONS
 
 
 # ----------------------------------------------------------------- scripting helpers

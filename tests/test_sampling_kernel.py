@@ -12,7 +12,7 @@ from startups_env import Rules, Simulator  # noqa: E402
 from startups_env.agents import sampling_kernel  # noqa: E402
 from startups_env.agents.search import (COMPOSITION_VALID, COMPOSITIONS, MAX_COMPOSITIONS, _draw_from_pool,  # noqa: E402
                                         _log_deal, determinize, sample_hands)
-from startups_env.core import State, public_state  # noqa: E402
+from startups_env.startups.state import State, public_state  # noqa: E402
 
 
 def _mid_games(players: int, games: int, seed: int, steps: int) -> Simulator:

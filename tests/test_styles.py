@@ -11,8 +11,8 @@ from startups_env.agents import act_for_seats, make_agent
 from startups_env.agents.features import features
 from startups_env.agents.greedy import greedy_actions
 from startups_env.agents.registry import build_agent
-from startups_env.observe import observe
-from startups_env.rules import NUM_ACTIONS, Action
+from startups_env.startups.observe import observe
+from startups_env.startups.rules import NUM_ACTIONS, Action
 
 from test_agents import _mask, _obs
 

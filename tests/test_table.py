@@ -8,13 +8,13 @@ import pytest
 
 from startups_env import Rules, Simulator
 from startups_env.agents import Agent, act_for_seats, make_agent
-from startups_env.history import History, PutDownLog
-from startups_env.observe import observe
-from startups_env.policy import FunctionPolicy, as_policy, check_act_inputs, needs_of, pettingzoo_policy
-from startups_env.replay import record_game
-from startups_env.rules import NUM_ACTIONS, Action
-from startups_env.table import Table, play_aec_game
-from startups_env.vector import SeatBatch
+from startups_env.startups.history import History, PutDownLog
+from startups_env.startups.observe import observe
+from startups_env.table.policy import FunctionPolicy, as_policy, check_act_inputs, needs_of, pettingzoo_policy
+from startups_env.tools.replay import record_game
+from startups_env.startups.rules import NUM_ACTIONS, Action
+from startups_env.table.driver import Table, play_aec_game
+from startups_env.envs.vector import SeatBatch
 
 SMALL_SEARCH = {"determinizations": 2, "max_candidates": 2, "halving_rounds": 1}
 
@@ -56,7 +56,7 @@ def test_plain_callables_and_objects_are_policies():
 
 
 def test_agents_take_one_game_as_the_pettingzoo_env_gives_it():
-    aec = pytest.importorskip("startups_env.aec")
+    aec = pytest.importorskip("startups_env.envs.aec")
     env = aec.env(num_players=3)
     env.reset(seed=2)
     obs = env.observe(env.agent_selection)
@@ -81,7 +81,7 @@ def test_agents_take_one_game_as_the_pettingzoo_env_gives_it():
 def test_every_built_in_bot_takes_the_protocols_keywords():
     """Any driver may pass ``public=`` and ``history=`` by keyword to any bot (the protocol's
     signature), whatever the bot declares it needs."""
-    from startups_env.core import public_state
+    from startups_env.startups.state import public_state
 
     sim = Simulator(Rules(num_players=4), batch_size=6, seed=4)
     history = History(6)
@@ -249,7 +249,7 @@ def test_a_bot_plays_the_same_in_the_arena_the_training_batch_a_replay_and_a_pet
     # The batch dealt a new game at once, where the opponent may have moved already.
     assert batched.moves[:len(moves)] == moves and batched.read >= arena.read
 
-    aec = pytest.importorskip("startups_env.aec")
+    aec = pytest.importorskip("startups_env.envs.aec")
     single = tape()
     env = aec.env(num_players=3, history=True)
     result = play_aec_game(env, {f"player_{s}": p for s, p in enumerate(seats(single))}, options={"deck": deck})
@@ -259,7 +259,7 @@ def test_a_bot_plays_the_same_in_the_arena_the_training_batch_a_replay_and_a_pet
 
 # ----------------------------------------------------------------- one PettingZoo game
 def test_aec_env_gives_public_state_and_history_through_the_wrapper():
-    aec = pytest.importorskip("startups_env.aec")
+    aec = pytest.importorskip("startups_env.envs.aec")
     log = record_game(None, Rules(num_players=4), seed=3)
     env = aec.env(num_players=4, history=True)
     with pytest.raises(ValueError, match=r"public_state\(\) needs a game: call reset\(\) first"):
@@ -288,13 +288,13 @@ def test_aec_env_gives_public_state_and_history_through_the_wrapper():
 
 
 def aec_public_hand(sim, seat):
-    from startups_env.core import public_state
+    from startups_env.startups.state import public_state
 
     return public_state(sim.state, np.array([seat])).hand
 
 
 def test_play_aec_game_seats_outside_policies_on_a_given_deck():
-    aec = pytest.importorskip("startups_env.aec")
+    aec = pytest.importorskip("startups_env.envs.aec")
     deck = record_game(None, Rules(num_players=3), seed=8).deck
 
     def first_legal_one_game(observation):  # PettingZoo style: one observation dict, one int

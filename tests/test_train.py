@@ -23,7 +23,7 @@ from startups_env.agents.ppo import (
     read_checkpoint,
 )
 from startups_env import Simulator
-from startups_env.observe import OBS_DIM, observe
+from startups_env.startups.observe import OBS_DIM, observe
 from startups_env.train.common import atomic_save
 from startups_env.train.selfplay import Args, check_args, parse_args
 

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from startups_env import Rules
-from startups_env.observe import OBS_DIM, SLICES
-from startups_env.rules import COMPANY_SIZES
-from startups_env.vector import (
+from startups_env.startups.observe import OBS_DIM, SLICES
+from startups_env.startups.rules import COMPANY_SIZES
+from startups_env.envs.vector import (
     PRIVILEGED_DIM,
     SeatBatch,
     StartupsVecEnv,

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from startups_env.agents.ppo import ActorCritic, checkpoint_dict, model_from_checkpoint, read_checkpoint
-from startups_env.rules import Rules
+from startups_env.startups.rules import Rules
 
 from .common import hidden_sizes
 from .pool import OpponentPool

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from startups_env.files import atomic_write
+from startups_env.tools.files import atomic_write
 
 
 def plain(obj: Any) -> Any:

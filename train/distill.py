@@ -24,7 +24,7 @@ decisions are recorded: observation (as the policy sees it; uint8, see :func:`co
 mask, action.
 
 **Workers.** ``--workers N`` labels the shards on N local Ray workers, ``--ray-address`` on a
-cluster (:mod:`startups_env.distributed`, docs/distributed.md). Shard k's games, teacher and
+cluster (:mod:`startups_env.tools.distributed`, docs/distributed.md). Shard k's games, teacher and
 driver are seeded from (seed, k) alone, so the same seed writes the same shards for every
 count of workers, and one process (the default) writes them too. Each shard is written by
 this process as soon as a worker hands it back.
@@ -54,15 +54,15 @@ from startups_env.agents.registry import build_agent, split_names
 from startups_env.agents.features import features
 from startups_env.agents.greedy import greedy_actions
 from startups_env.agents.ppo import ActorCritic, checkpoint_dict
-from startups_env.core import Simulator
-from startups_env.distributed import add_worker_arguments, workers_from_args
-from startups_env.files import atomic_write
-from startups_env.history import History
-from startups_env.observe import SLICES, observe
-from startups_env.policy import needs_of
-from startups_env.rules import MAX_PLAYERS, MIN_PLAYERS, Rules
-from startups_env.table import act_for_seats
-from startups_env.vector import parse_players
+from startups_env.startups.simulator import Simulator
+from startups_env.tools.distributed import add_worker_arguments, workers_from_args
+from startups_env.tools.files import atomic_write
+from startups_env.startups.history import History
+from startups_env.startups.observe import SLICES, observe
+from startups_env.table.policy import needs_of
+from startups_env.startups.rules import MAX_PLAYERS, MIN_PLAYERS, Rules
+from startups_env.table.driver import act_for_seats
+from startups_env.envs.vector import parse_players
 
 from .common import atomic_save, git_revision, hidden_sizes
 from .evaluate import eval_summary, evaluate
@@ -130,7 +130,7 @@ def label_shard(job: dict, report=None) -> dict[str, np.ndarray]:
     """Record shard ``job["index"]`` of a labelling run (:func:`shard_jobs`): build its
     teacher, and its driver if any, seeded from (seed, shard index) alone, and play
     :func:`collect_shard`. What a worker runs; the same job gives the same shard wherever
-    it runs. ``report`` (see :class:`startups_env.distributed.Workers`) is told the games
+    it runs. ``report`` (see :class:`startups_env.tools.distributed.Workers`) is told the games
     done when the shard is over."""
     shard_seed, driver_seed = (int(x) for x in np.random.SeedSequence([job["seed"], job["index"]]).generate_state(2))
     teacher = build_agent(job["teacher"], seed=shard_seed)

@@ -19,7 +19,7 @@ import torch
 
 from startups_env.agents.ppo import ActorCritic, PPOAgent
 from startups_env.agents.registry import build_agent
-from startups_env.vector import PRIVILEGED_DIM
+from startups_env.envs.vector import PRIVILEGED_DIM
 
 
 @dataclass

@@ -25,8 +25,8 @@ import torch
 from startups_env.agents.arena import run_arena
 from startups_env.agents.registry import build_agent, split_names
 from startups_env.agents.sb3 import SB3Agent
-from startups_env.rules import Rules
-from startups_env.vector import StartupsVecEnv
+from startups_env.startups.rules import Rules
+from startups_env.envs.vector import StartupsVecEnv
 from startups_env.train.common import atomic_write_text
 from startups_env.train.selfplay import Args, train
 

@@ -11,7 +11,7 @@ checkpoint and ``--resume`` in ``startups_env.train.checkpoints``.
     python -m startups_env.agents.arena --agents ppo:runs/quick/policy.pt,greedy,greedy,greedy --players 4
 
 **Environment.** ``num_envs`` games run in lockstep on one batch simulator
-(``startups_env.vector.SeatBatch``): the learner holds one random seat per game, table
+(``startups_env.envs.vector.SeatBatch``): the learner holds one random seat per game, table
 sizes are drawn per game from ``--players`` (default a mix of 3-7), and all other seats
 of a game are played by one opponent drawn from the pool when the game is dealt. Every
 learner decision is one PPO sample; opponents' decisions are played inside the batch.
@@ -78,8 +78,8 @@ import torch.nn.functional as F
 
 from startups_env.agents.ppo import ActorCritic, checkpoint_dict
 from startups_env.agents.registry import build_agent, split_names
-from startups_env.observe import OBS_DIM
-from startups_env.rules import NUM_ACTIONS, REWARD_SCHEMES, Rules
+from startups_env.startups.observe import OBS_DIM
+from startups_env.startups.rules import NUM_ACTIONS, REWARD_SCHEMES, Rules
 from startups_env.train.checkpoints import (
     Progress,
     merge_saved_args,
@@ -91,7 +91,7 @@ from startups_env.train.checkpoints import (
 from startups_env.train.common import atomic_save, atomic_write_text, git_revision, hidden_sizes
 from startups_env.train.evaluate import eval_summary, evaluate, plot_learning_curve
 from startups_env.train.pool import CriticInputs, OpponentPool
-from startups_env.vector import SeatBatch, parse_players
+from startups_env.envs.vector import SeatBatch, parse_players
 
 
 @dataclass

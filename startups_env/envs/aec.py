@@ -4,10 +4,10 @@
 A PettingZoo AEC environment for the card game *Startups* (Jun Sasaki, Oink Games, 2017):
 2-7 players collect shares of six companies; whoever holds strictly the most cards of a
 company at the end is paid by everyone else holding it. The rules are those of
-`docs/rules.md`; all of them live in the batch simulator (`startups_env.core.Simulator`),
+`docs/rules.md`; all of them live in the batch simulator (`startups_env.startups.simulator.Simulator`),
 which this environment drives with a batch of one game.
 
-| Import             | `from startups_env import env` (or `startups_env.aec.env`)       |
+| Import             | `from startups_env import env` (or `startups_env.envs.aec.env`)       |
 |--------------------|------------------------------------------------------------------|
 | Actions            | Discrete                                                         |
 | Parallel API       | No                                                               |
@@ -39,7 +39,7 @@ raw counts and one-hots of exactly what the observing agent may know, and an
 `"action_mask"` element (see "Legal Actions Mask"). Seats are *relative* to the observer:
 relative seat 0 is the observer, 1 the next player in turn order, and so on; seats past
 the table size are zero, so one policy can serve every table size. Any agent may be
-observed at any time. The layout is generated from `startups_env.observe.PIECES`
+observed at any time. The layout is generated from `startups_env.startups.observe.PIECES`
 (`observe.layout_table()`; a test checks that this copy matches it):
 
 | index | name | shape | range | meaning |
@@ -63,15 +63,15 @@ observed at any time. The layout is generated from `startups_env.observe.PIECES`
 | 190-196 | `round_points` | [7] | [-4, 8] (round game), [0, 1] (standard game: always 0) | round-game points (+2/+1/-1 chips) per relative seat |
 
 The ranges are the observation space's bounds, what the env's `Rules` allow (N: the table
-size; `startups_env.observe.observation_bounds(rules)`): `turn` runs to the turn cap, coins
+size; `startups_env.startups.observe.observation_bounds(rules)`): `turn` runs to the turn cap, coins
 to the 10N coins of the table; a test plays random games to check each bound is reached
 (or nearly) and never exceeded.
 
-`startups_env.observe.views(obs["observation"])` splits a vector into these named pieces.
+`startups_env.startups.observe.views(obs["observation"])` splits a vector into these named pieces.
 
 **Global state.** `state()` (space `state_space`) is a float32 vector for centralised critics
 only: `player_0`'s observation followed by every hand, the pile's cards per company and
-the removed cards (layout: `startups_env.observe.state_layout_table()`, in
+the removed cards (layout: `startups_env.startups.observe.state_layout_table()`, in
 `docs/integrations.md`).
 
 #### Legal Actions Mask
@@ -86,7 +86,7 @@ only ids 7-18; the mask is never empty for the agent on turn while the game runs
 the game unchanged. (Many PettingZoo classic environments instead end the game with a
 penalty through `TerminateIllegalWrapper`; here a wrong action is a bug in the caller,
 so it is reported where it happens. Use the mask; for a library that samples without it,
-`startups_env.wrappers.TerminateIllegal` ends the game with a penalty instead, see
+`startups_env.envs.wrappers.TerminateIllegal` ends the game with a penalty instead, see
 `docs/integrations.md`.)
 
 ### Action Space
@@ -153,11 +153,11 @@ During play the infos are empty dicts.
 
 Bots that sample hidden cards (the search bot) need more than the observation vector:
 `env.public_state(agent)` is the game as `agent` may know it (a one-game
-`startups_env.core.State`: the other hands reduced to their publicly known cards, no
+`startups_env.startups.simulator.State`: the other hands reduced to their publicly known cards, no
 deck), and an env made with `env(..., history=True)` keeps `env.history`, the table's
-put-downs as everyone saw them (`startups_env.history.History`; off by default, as it
-costs time on every put-down). Both are what `startups_env.policy` calls `public` and
-`history`; `startups_env.table.play_aec_game(env, policies)` plays a game passing each
+put-downs as everyone saw them (`startups_env.startups.history.History`; off by default, as it
+costs time on every put-down). Both are what `startups_env.table.policy` calls `public` and
+`history`; `startups_env.table.driver.play_aec_game(env, policies)` plays a game passing each
 policy what it declares it needs, and ours are called so:
 
     from startups_env import env
@@ -176,10 +176,10 @@ cards raises `ValueError`. Other option keys are ignored with a warning.
 ### Backends
 
 `env(..., backend="numba")`, the default wherever numba is installed (the `fast` extra),
-steps the game with the compiled rules of `startups_env.kernels` and observes with the
-compiled `startups_env.observe_kernel`; `backend="numpy"` runs the numpy reference. Both
+steps the game with the compiled rules of `startups_env.startups.numba_backend` and observes with the
+compiled `startups_env.startups.observe_numba`; `backend="numpy"` runs the numpy reference. Both
 play the same games, seed for seed, with the same observations, masks, rewards and infos.
-`python -m startups_env.bench` prints the random-agent loop's speed on each, beside the
+`python -m startups_env.agents.bench` prints the random-agent loop's speed on each, beside the
 same loop over a do-nothing env (`aec_bare`), that loop's ceiling.
 
 ### Version History
@@ -199,10 +199,12 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from .core import Simulator, State, public_state, validate_decks
-from .history import History
-from .observe import OBS_DIM, STATE_DIM, _observe_one, hidden_observation, observation_bounds, state_bounds
-from .rules import NUM_ACTIONS, PHASE_NAMES, Rules, action_to_string
+from startups_env.startups.simulator import Simulator
+
+from startups_env.startups.state import State, public_state, validate_decks
+from startups_env.startups.history import History
+from startups_env.startups.observe import OBS_DIM, STATE_DIM, hidden_observation, observation_bounds, state_bounds
+from startups_env.startups.rules import NUM_ACTIONS, PHASE_NAMES, Rules, action_to_string
 
 __all__ = ["env", "raw_env"]
 
@@ -312,13 +314,6 @@ class raw_env(AECEnv):
         self.sim = Simulator(rules, batch_size=1, backend=backend)
         #: The simulator's backend, ``"numpy"`` or ``"numba"`` (``backend=`` resolved).
         self.backend = self.sim.backend
-        # The compiled backend observes with the compiled one-game observation as well
-        # (imported here: numba is optional).
-        self._kernel = None
-        if self.backend == "numba":
-            from . import observe_kernel
-
-            self._kernel = observe_kernel
         self._has_game = False
         #: Whether :attr:`history` is kept (``history=`` of the constructor).
         self.keeps_history = history
@@ -394,24 +389,19 @@ class raw_env(AECEnv):
         if not self._has_game:
             raise _before_reset("observe")
         seat = self.agent_name_mapping[agent]
-        kernel = self._kernel
-        if kernel is not None:
-            obs = np.empty(OBS_DIM, np.float32)  # (the kernel writes every entry)
-            kernel.observe_into(obs, 0, seat, *kernel.state_arrays(self.sim.state))
-        else:  # observe.observe() for a batch of one game, called with the seat as a plain int
-            obs = _observe_one(self.sim.state, seat, None)[0]
+        obs = self.sim.observe_one(seat)
         if agent == self.agent_selection:
             # The simulator caches the mask until the state changes; all-False once over.
-            mask = self.sim._legal_rows()[:, 0].astype(np.int8)  # (legal_mask()[0], one copy)
+            mask = self.sim.legal_rows()[:, 0].astype(np.int8)  # (legal_mask()[0], one copy)
         else:
             mask = np.zeros(NUM_ACTIONS, np.int8)
         return {"observation": obs, "action_mask": mask}
 
     def public_state(self, agent: str) -> State:
-        """The game as ``agent`` may know it: a one-game :class:`~startups_env.core.State`
+        """The game as ``agent`` may know it: a one-game :class:`~startups_env.startups.simulator.State`
         with the other hands reduced to their publicly known cards and the deck hidden
-        (:func:`startups_env.core.public_state`). For the agent on turn, this is the
-        ``public=`` of a policy that needs it (:mod:`startups_env.policy`). A fresh copy."""
+        (:func:`startups_env.startups.simulator.public_state`). For the agent on turn, this is the
+        ``public=`` of a policy that needs it (:mod:`startups_env.table.policy`). A fresh copy."""
         if not self._has_game:
             raise _before_reset("public_state")
         if agent not in self.agent_name_mapping:
@@ -421,7 +411,7 @@ class raw_env(AECEnv):
     @property
     def history(self) -> History:
         """The table's put-downs so far in this game (a one-game
-        :class:`~startups_env.history.History`, live: it follows the game), the
+        :class:`~startups_env.startups.history.History`, live: it follows the game), the
         ``history=`` of a policy that needs it. Only kept by an env made with
         ``history=True``; ValueError otherwise."""
         if self._history is None:
@@ -434,12 +424,12 @@ class raw_env(AECEnv):
         """float32[STATE_DIM]: the global state, for centralised critics (MAPPO-style) only:
         the observation of ``player_0`` (seats in absolute order) followed by what no player
         may know, every hand, the pile's cards per company and the removed cards
-        (``startups_env.observe.STATE_PIECES``; the trainer's privileged critic reads the same
+        (``startups_env.startups.observe.STATE_PIECES``; the trainer's privileged critic reads the same
         hidden part). A fresh array each call."""
         if not self._has_game:
             raise _before_reset("state")
         seat = _ONE_GAME  # seat 0: relative seats are the absolute ones
-        return np.concatenate([_observe_one(self.sim.state, 0, None)[0], hidden_observation(self.sim.state, seat)[0]])
+        return np.concatenate([self.sim.observe_one(0), hidden_observation(self.sim.state, seat)[0]])
 
     def step(self, action) -> None:
         if not self._has_game:
@@ -454,7 +444,7 @@ class raw_env(AECEnv):
         try:
             # Simulator.step for one running game, without re-checking the action's type
             # and range; None when no round ended in this step.
-            result = self.sim._step_one(value)
+            result = self.sim.step_one(value)
         except ValueError:
             raise ValueError(self._illegal_message(agent, value)) from None
         if before is not None:
@@ -497,7 +487,7 @@ class raw_env(AECEnv):
         # The simulator's rewards are float32 (for the batch learners); here they are computed
         # again in float64 and handed out as Python floats, so that a zero-sum scheme's rewards
         # of one game sum to 0 to float64 precision (float32's -1/3 leaves -3e-8).
-        rewards = self.sim._rewards(_ONE_GAME, np.float64)[:n, 0].tolist()
+        rewards = self.sim.rewards(_ONE_GAME, np.float64)[:n, 0].tolist()
         scores = result.scores[0, :n].tolist()
         ranks = result.ranks[0, :n].tolist()
         s = self.sim.state
@@ -521,7 +511,7 @@ class raw_env(AECEnv):
             return None
         if not self._has_game:
             raise _before_reset("render")
-        from . import render as drawing
+        from startups_env.startups import render as drawing
 
         # The viewer is the agent on turn; once the game is over every hand has been scored
         # face up, so the table is drawn for a spectator.

@@ -5,20 +5,20 @@ A *policy* picks one legal action in each of B games at once::
     actions = policy.act(obs, mask, *, public=None, history=None)
 
 ``obs`` float32[B, OBS_DIM] is each game's observation of the player to act
-(:func:`startups_env.observe.observe`), ``mask`` bool[B, 19] its legal actions, and the
+(:func:`startups_env.startups.observe.observe`), ``mask`` bool[B, 19] its legal actions, and the
 result int[B] one legal action id per game. A policy receives nothing else unless it
 declares it in ``needs`` (a set of the names in :data:`NEEDS`):
 
-* ``"public"``: ``public=``, a :class:`~startups_env.core.State` of the B games holding
-  only what the player to act may know (:func:`startups_env.core.public_state`), for bots
+* ``"public"``: ``public=``, a :class:`~startups_env.startups.simulator.State` of the B games holding
+  only what the player to act may know (:func:`startups_env.startups.simulator.public_state`), for bots
   that sample hidden cards (search);
-* ``"history"``: ``history=``, the :class:`~startups_env.history.History` of the B games,
+* ``"history"``: ``history=``, the :class:`~startups_env.startups.history.History` of the B games,
   the table's put-downs as everyone saw them, for bots that read hands from them.
 
 A plain callable ``f(obs, mask) -> actions`` is a policy as it is (it needs nothing);
 :func:`as_policy` gives it the ``act`` method and :func:`needs_of` reads what any policy
 needs. :func:`pettingzoo_policy` adapts a one-game ``f(observation_dict) -> action`` as
-PettingZoo users write them. Drivers (:mod:`startups_env.table`, and through it the
+PettingZoo users write them. Drivers (:mod:`startups_env.table.driver`, and through it the
 vector env, the replay recorder, the arena and the PettingZoo helper) supply what is
 declared and check what comes back; a bot that is not given what it needs raises
 rather than playing weaker.
@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from .core import is_int
-from .rules import NUM_ACTIONS
+from startups_env.checks import is_int
+from startups_env.startups.rules import NUM_ACTIONS
 
 #: What a policy may declare in ``needs``; every driver supplies each of them.
 NEEDS = frozenset({"public", "history"})

@@ -1,7 +1,7 @@
 """The compiled backend: the rules of *Startups* game by game, in numba, over the arrays
-of :class:`startups_env.core.State`.
+of :class:`startups_env.startups.simulator.State`.
 
-:mod:`startups_env.core` is the reference: its numpy step applies every rule to the whole
+:mod:`startups_env.startups.simulator` is the reference: its numpy step applies every rule to the whole
 batch at once. The kernels here apply the same rules to one game at a time, in plain
 scalar code that reads like the rulebook (docs/rules.md), and loop over the games (on
 numba's threads from ``PARALLEL_FROM`` games on). ``Simulator(..., backend="numba")`` runs
@@ -26,19 +26,18 @@ from __future__ import annotations
 
 import glob
 import hashlib
-import operator
 import os
 import types
-from collections import namedtuple
-from dataclasses import fields
 
 import numba
 import numpy as np
 
-from . import queries, rules
-from .core import State
-from .rules import (DECK_SIZE, HAND_SIZE, MAX_PLAYERS, NUM_ACTIONS, NUM_COMPANIES, NUM_REMOVED, PUT_PHASE,
-                    STARTING_COINS, TAKE_PHASE, Action)
+from startups_env.startups import queries, rules
+from startups_env.startups.observe import OBS_DIM
+from startups_env.startups.observe_numba import observe_into
+from startups_env.startups.rules import (DECK_SIZE, HAND_SIZE, MAX_PLAYERS, NUM_ACTIONS, NUM_COMPANIES, NUM_REMOVED,
+                                         PUT_PHASE, STARTING_COINS, TAKE_PHASE, Action)
+from startups_env.startups.state import StepResult, arrays, illegal_actions_error
 
 
 
@@ -81,16 +80,8 @@ P, C = MAX_PLAYERS, NUM_COMPANIES
 SLOTS = queries.SLOTS
 DRAW, TAKE, KEEP, MARKET = int(Action.DRAW), int(Action.TAKE), int(Action.KEEP), int(Action.MARKET)
 NO_ONE = -1
-
-StateArrays = namedtuple("StateArrays", [f.name for f in fields(State)])
-StateArrays.__doc__ = "The arrays of a :class:`~startups_env.core.State`, in its field order, for the kernels."
-_state_fields = operator.attrgetter(*StateArrays._fields)  # (one C call: the search asks for arrays at every kernel call)
-
-
-def arrays(state: State) -> StateArrays:
-    """The arrays of ``state`` (not copied: kernels change them in place)."""
-    return StateArrays._make(_state_fields(state))
-
+_NO_GAMES = np.empty(0, np.intp)  # shared, never modified: "no game ended"
+_NO_GAMES.flags.writeable = False
 
 def _jit(function):
     """A kernel called from Python over a batch. Compiled without numba's reference
@@ -103,6 +94,14 @@ def _inline(function):
     """A per-game piece, inlined into each kernel that calls it: a compiled call passes
     every array as a dozen words, which costs more than the rule it applies."""
     return numba.njit(cache=True, nogil=True, inline="always")(function)
+
+
+def loop_body(function):
+    """The body of a loop over games that numba may run on threads: a compiled function
+    called, not inlined. (Inlined into a ``prange`` loop, numba 0.68 drops the writes made
+    through a field of the state record, ``s.hand[...] = x``; a call keeps them.) One call
+    covers a block or a thread's share of the games, so its cost is paid rarely."""
+    return numba.njit(cache=True, nogil=True, _nrt=False)(function)
 
 
 def serial_and_parallel(function):
@@ -141,17 +140,17 @@ relative_seat = _inline(queries.relative_seat)
 
 
 @_inline
-def draw_cost(g, seat, chip, market_count):
+def draw_cost(g, seat, s):
     """Coins a draw by ``seat`` lays on the market of game g: one per market card of each
     company whose chip it lacks (queries.draw_cost)."""
     cost = 0
     for c in range(C):  # (arithmetic, not a branch: which chips the seat lacks is unpredictable)
-        cost += market_count[c, g] * (chip[c, g] != seat)
+        cost += s.market_count[c, g] * (s.chip[c, g] != seat)
     return cost
 
 
 @_inline
-def legal_block(legal, lo, hi, hand, coins, chip, market_count, current, phase, barred, terminated, truncated):
+def legal_block(legal, lo, hi, s):
     """Write the legal actions of games lo..hi-1 into their columns of ``legal`` (bool[19,
     W]: ``legal[a, g]`` is action a's flag); all False where the game is over.
 
@@ -167,34 +166,34 @@ def legal_block(legal, lo, hi, hand, coins, chip, market_count, current, phase, 
     at every read, which stops the vectorizing."""
     lo, hi = np.uint64(lo), np.uint64(hi)
     for g in range(lo, hi):
-        seat = current[g]
+        seat = s.current[g]
         purse = 0
         for p in range(P):
-            purse += coins[p, g] * (seat == p)
-        taking = _running(g, terminated, truncated) & (phase[g] == TAKE_PHASE)
-        legal[DRAW, g] = taking & (purse >= draw_cost(g, seat, chip, market_count))
+            purse += s.coins[p, g] * (seat == p)
+        taking = _running(g, s) & (s.phase[g] == TAKE_PHASE)
+        legal[DRAW, g] = taking & (purse >= draw_cost(g, seat, s))
     for c in range(C):
         for g in range(lo, hi):
-            taking = _running(g, terminated, truncated) & (phase[g] == TAKE_PHASE)
-            legal[TAKE + c, g] = taking & (market_count[c, g] > 0) & (chip[c, g] != current[g])
+            taking = _running(g, s) & (s.phase[g] == TAKE_PHASE)
+            legal[TAKE + c, g] = taking & (s.market_count[c, g] > 0) & (s.chip[c, g] != s.current[g])
     for c in range(C):
         for g in range(lo, hi):
             held = 0  # the player's hand cards of company c: every bit of its row (& -1), none of the others' (& 0)
             for p in range(P):
-                held |= hand[p, c, g] & -np.int8(current[g] == p)
-            put = _running(g, terminated, truncated) & (phase[g] != TAKE_PHASE) & (held > 0)
+                held |= s.hand[p, c, g] & -np.int8(s.current[g] == p)
+            put = _running(g, s) & (s.phase[g] != TAKE_PHASE) & (held > 0)
             legal[KEEP + c, g] = put
-            legal[MARKET + c, g] = put & (c != barred[g])
+            legal[MARKET + c, g] = put & (c != s.barred[g])
 
 
 @_inline
-def _running(g, terminated, truncated):
+def _running(g, s):
     """Game g is not over (without the branch of ``or``)."""
-    return not (terminated[g] | truncated[g])
+    return not (s.terminated[g] | s.truncated[g])
 
 
 @_inline
-def legal_actions(legal, g, hand, coins, chip, market_count, current, phase, barred, terminated, truncated):
+def legal_actions(legal, g, s):
     """Write game g's legal actions into column g of ``legal`` (bool[19, W]: ``legal[a, g]``
     is action a's flag); all False once the game is over. The rule of :func:`legal_block`
     for one game, as the rulebook puts it: it indexes the player's rows directly, which for
@@ -202,26 +201,26 @@ def legal_actions(legal, g, hand, coins, chip, market_count, current, phase, bar
     block's arithmetic over every seat."""
     for a in range(NUM_ACTIONS):
         legal[a, g] = False
-    if terminated[g] or truncated[g]:
+    if s.terminated[g] or s.truncated[g]:
         return
-    seat = current[g]
-    if phase[g] == TAKE_PHASE:
+    seat = s.current[g]
+    if s.phase[g] == TAKE_PHASE:
         # Draw: the player must afford a coin on every market card of the companies it may take.
-        legal[DRAW, g] = coins[seat, g] >= draw_cost(g, seat, chip, market_count)
+        legal[DRAW, g] = s.coins[seat, g] >= draw_cost(g, seat, s)
         for c in range(C):  # take the oldest market card of a company whose chip it lacks
-            legal[TAKE + c, g] = market_count[c, g] > 0 and chip[c, g] != seat
+            legal[TAKE + c, g] = s.market_count[c, g] > 0 and s.chip[c, g] != seat
     else:
         for c in range(C):  # put down a hand card: face up, or into the market unless just taken
-            held = hand[seat, c, g] > 0
+            held = s.hand[seat, c, g] > 0
             legal[KEEP + c, g] = held
-            legal[MARKET + c, g] = held and c != barred[g]
+            legal[MARKET + c, g] = held and c != s.barred[g]
 
 
 @_inline
-def legal_game(g, legal, hand, coins, chip, market_count, current, phase, barred, terminated, truncated):
+def legal_game(g, legal, s):
     """Write game g's legal actions into row g of ``legal`` (bool[B, 19], game-major: the
     layout of callers that read one game's flags at a time, as the rollouts do)."""
-    legal_actions(legal.T, g, hand, coins, chip, market_count, current, phase, barred, terminated, truncated)
+    legal_actions(legal.T, g, s)
 
 
 def new_mask(batch_size: int) -> np.ndarray:
@@ -236,118 +235,108 @@ def new_mask(batch_size: int) -> np.ndarray:
 
 
 @_jit
-def legal_rows(legal, hand, coins, chip, market_count, current, phase, barred, terminated, truncated):
+def legal_rows(legal, s):
     """The legal mask of every game into its column of ``legal`` (bool[19, W], see
     :func:`new_mask`)."""
-    legal_block(legal, 0, current.shape[0], hand, coins, chip, market_count, current, phase, barred, terminated,
-                truncated)
+    legal_block(legal, 0, s.current.shape[0], s)
 
 
 @_jit
-def legal_columns(games, legal, hand, coins, chip, market_count, current, phase, barred, terminated, truncated):
+def legal_columns(games, legal, s):
     """The legal mask of the listed games only, into their columns of ``legal``."""
     for g in games:
-        legal_actions(legal, g, hand, coins, chip, market_count, current, phase, barred, terminated, truncated)
+        legal_actions(legal, g, s)
 
 
 @_inline
-def take(g, action, hand, known, coins, chip, market_count, market_head, market_paid, market_stamp, market_coins,
-         deck, pile_pos, current, phase, barred):
+def take(g, action, s):
     """The take phase of game g: draw the top pile card (paying the market first) or take
     the oldest card of a company from the market with its coins."""
-    seat = current[g]
+    seat = s.current[g]
     if action == DRAW:
         for c in range(C):  # a coin on each market card of the companies whose chip the seat lacks
-            count = market_count[c, g]
-            pays = (count > 0) & (chip[c, g] != seat)  # (arithmetic, not a branch: see draw_cost)
-            market_paid[c, g] += pays
-            market_coins[c, g] += count * pays
-            coins[seat, g] -= count * pays
-        card = deck[pile_pos[g], g]
-        pile_pos[g] += 1
+            count = s.market_count[c, g]
+            pays = (count > 0) & (s.chip[c, g] != seat)  # (arithmetic, not a branch: see draw_cost)
+            s.market_paid[c, g] += pays
+            s.market_coins[c, g] += count * pays
+            s.coins[seat, g] -= count * pays
+        card = s.deck[s.pile_pos[g], g]
+        s.pile_pos[g] += 1
     else:
         card = action - TAKE
-        head = market_head[card, g]
-        gained = card_coins(market_paid[card, g], market_stamp[card, head, g])
-        coins[seat, g] += gained
-        market_coins[card, g] -= gained
-        market_count[card, g] -= 1
-        market_head[card, g] = 0 if head + 1 == SLOTS else head + 1
-        barred[g] = card  # it may not go straight back into the market
-        known[seat, card, g] += 1  # everyone saw where it went
-    hand[seat, card, g] += 1
-    phase[g] = PUT_PHASE
+        head = s.market_head[card, g]
+        gained = card_coins(s.market_paid[card, g], s.market_stamp[card, head, g])
+        s.coins[seat, g] += gained
+        s.market_coins[card, g] -= gained
+        s.market_count[card, g] -= 1
+        s.market_head[card, g] = 0 if head + 1 == SLOTS else head + 1
+        s.barred[g] = card  # it may not go straight back into the market
+        s.known[seat, card, g] += 1  # everyone saw where it went
+    s.hand[seat, card, g] += 1
+    s.phase[g] = PUT_PHASE
 
 
 @_inline
-def put_down(g, action, turn_cap, hand, portfolio, known, chip, market_count, market_head, market_paid, market_stamp,
-             pile_pos, num_players, current, phase, barred, turn, capped):
+def put_down(g, action, r, s):
     """The put-down phase of game g: a hand card face up (the anti-monopoly chip follows
     the largest portfolio) or into the market; the turn ends. Returns whether the round
     ended (the pile ran out, or the turn cap was reached)."""
-    seat = current[g]
+    seat = s.current[g]
     c = (action - KEEP) % C
-    hand[seat, c, g] -= 1
-    known[seat, c, g] = max(known[seat, c, g] - 1, 0)
+    s.hand[seat, c, g] -= 1
+    s.known[seat, c, g] = max(s.known[seat, c, g] - 1, 0)
     if action < MARKET:
-        mine = portfolio[seat, c, g] + 1
-        portfolio[seat, c, g] = mine
-        holder = chip[c, g]
-        if takes_chip(holder, mine, portfolio[max(holder, 0), c, g]):
-            chip[c, g] = seat
+        mine = s.portfolio[seat, c, g] + 1
+        s.portfolio[seat, c, g] = mine
+        holder = s.chip[c, g]
+        if takes_chip(holder, mine, s.portfolio[max(holder, 0), c, g]):
+            s.chip[c, g] = seat
     else:
-        count = market_count[c, g]
-        slot = market_head[c, g] + count
+        count = s.market_count[c, g]
+        slot = s.market_head[c, g] + count
         if slot >= SLOTS:  # the ring wraps
             slot -= SLOTS
-        market_stamp[c, slot, g] = market_paid[c, g]  # a new card carries no coins
-        market_count[c, g] = count + 1
-    turn[g] += 1
-    phase[g] = TAKE_PHASE
-    barred[g] = NO_ONE
-    over = pile_pos[g] >= DECK_SIZE or turn[g] >= turn_cap
+        s.market_stamp[c, slot, g] = s.market_paid[c, g]  # a new card carries no coins
+        s.market_count[c, g] = count + 1
+    s.turn[g] += 1
+    s.phase[g] = TAKE_PHASE
+    s.barred[g] = NO_ONE
+    over = s.pile_pos[g] >= DECK_SIZE or s.turn[g] >= r.turn_cap
     if over:
-        if pile_pos[g] < DECK_SIZE:
-            capped[g] = True
+        if s.pile_pos[g] < DECK_SIZE:
+            s.capped[g] = True
     else:
-        current[g] = 0 if seat + 1 == num_players[g] else seat + 1
+        s.current[g] = 0 if seat + 1 == s.num_players[g] else seat + 1
     return over
 
 
 @_inline
-def step_game(g, action, turn_cap, hand, portfolio, known, coins, chip, market_count, market_head, market_paid,
-              market_stamp, market_coins, deck, pile_pos, num_players, current, phase, barred, turn, capped):
+def step_game(g, action, r, s):
     """Apply the legal ``action`` in running game g; returns whether its round ended."""
-    if phase[g] == TAKE_PHASE:
-        take(g, action, hand, known, coins, chip, market_count, market_head, market_paid, market_stamp, market_coins,
-             deck, pile_pos, current, phase, barred)
+    if s.phase[g] == TAKE_PHASE:
+        take(g, action, s)
         return False
-    return put_down(g, action, turn_cap, hand, portfolio, known, chip, market_count, market_head, market_paid,
-                    market_stamp, pile_pos, num_players, current, phase, barred, turn, capped)
+    return put_down(g, action, r, s)
 
 
 @_jit
-def step_one_game(legal, action, turn_cap, hand, portfolio, known, coins, chip, market_count, market_head,
-                  market_paid, market_stamp, market_coins, deck, pile_pos, num_players, current, phase, barred, turn,
-                  capped, terminated, truncated):
+def step_one_game(legal, action, r, s):
     """:func:`step_game` in game 0 (the PettingZoo env's one game), then its next legal mask
     into column 0 of ``legal`` (bool[19, W], see :func:`new_mask`) unless the round ended
     (then the end of the round changes the game first). Returns whether the round ended.
     One compiled call where two would cost the env more than the rules do."""
-    ended = step_game(0, action, turn_cap, hand, portfolio, known, coins, chip, market_count, market_head,
-                      market_paid, market_stamp, market_coins, deck, pile_pos, num_players, current, phase, barred,
-                      turn, capped)
+    ended = step_game(0, action, r, s)
     if not ended:
-        legal_actions(legal, 0, hand, coins, chip, market_count, current, phase, barred, terminated, truncated)
+        legal_actions(legal, 0, s)
     return ended
 
 
 @_jit
-def count_illegal(legal, actions, active, terminated, truncated):
+def count_illegal(legal, actions, active, s):
     """How many running, active games got an action their mask (bool[19, W]) does not allow."""
     bad = 0
     for g in range(actions.shape[0]):
-        if active[g] and not (terminated[g] or truncated[g]) and not legal[actions[g], g]:
+        if active[g] and not (s.terminated[g] or s.truncated[g]) and not legal[actions[g], g]:
             bad += 1
     return bad
 
@@ -355,9 +344,7 @@ def count_illegal(legal, actions, active, terminated, truncated):
 STEP_BLOCK = 512  # games stepped before their masks are written (while their state is in the nearest cache)
 
 
-def _step_games(actions, active, turn_cap, over, legal, hand, portfolio, known, coins, chip, market_count,
-                market_head, market_paid, market_stamp, market_coins, deck, pile_pos, num_players, current, phase,
-                barred, turn, capped, terminated, truncated):
+def _step_games(actions, active, r, over, legal, s):
     """Apply ``actions`` (legal, int[B]) in every running, active game; ``over`` (bool[B])
     is set where a round ended, and ``legal`` (bool[19, W], see :func:`new_mask`) receives
     every game's legal mask afterwards (stale where a round ended: the end of a round is not
@@ -366,14 +353,17 @@ def _step_games(actions, active, turn_cap, over, legal, hand, portfolio, known, 
     b = actions.shape[0]
     for block in numba.prange((b + STEP_BLOCK - 1) // STEP_BLOCK):
         lo = block * STEP_BLOCK
-        hi = min(lo + STEP_BLOCK, b)
-        for g in range(lo, hi):
-            over[g] = False
-            if active[g] and not (terminated[g] or truncated[g]):
-                over[g] = step_game(g, actions[g], turn_cap, hand, portfolio, known, coins, chip, market_count,
-                                    market_head, market_paid, market_stamp, market_coins, deck, pile_pos, num_players,
-                                    current, phase, barred, turn, capped)
-        legal_block(legal, lo, hi, hand, coins, chip, market_count, current, phase, barred, terminated, truncated)
+        _step_block(lo, min(lo + STEP_BLOCK, b), actions, active, r, over, legal, s)
+
+
+@loop_body
+def _step_block(lo, hi, actions, active, r, over, legal, s):
+    """:func:`_step_games` for games lo..hi-1."""
+    for g in range(lo, hi):
+        over[g] = False
+        if active[g] and not (s.terminated[g] or s.truncated[g]):
+            over[g] = step_game(g, actions[g], r, s)
+    legal_block(legal, lo, hi, s)
 
 
 step_games, step_games_parallel = serial_and_parallel(_step_games)
@@ -428,7 +418,7 @@ def legal_choice(legal, u, lo, hi, out, pick, seen):
 
 
 @_inline
-def score_round_game(g, hand, portfolio, coins, current, num_players, scores, threes, ranks):
+def score_round_game(g, s):
     """Score the finished round of game g (core's ``_score_rounds`` and ``company_payouts``
     for one game): in each company, if one seat holds strictly the most cards (hand +
     portfolio), every other seat pays it a coin per card it holds there, and each coin it
@@ -436,17 +426,17 @@ def score_round_game(g, hand, portfolio, coins, current, num_players, scores, th
     received. Ranks: higher score first, then more 3-point coins, then the seat that played
     later, counting back from the player who took the last turn. Padded seats score 0 and
     rank -1."""
-    n = num_players[g]
+    n = s.num_players[g]
     for p in range(P):
-        scores[p, g] = 0
-        threes[p, g] = 0
-        ranks[p, g] = -1
+        s.scores[p, g] = 0
+        s.threes[p, g] = 0
+        s.ranks[p, g] = -1
     for p in range(n):
-        scores[p, g] = coins[p, g]
+        s.scores[p, g] = s.coins[p, g]
     for c in range(C):
         most, winner, holders = 0, 0, 0
         for p in range(n):
-            held = hand[p, c, g] + portfolio[p, c, g]
+            held = s.hand[p, c, g] + s.portfolio[p, c, g]
             if held > most:
                 most, winner, holders = held, p, 1
             elif held == most:
@@ -455,32 +445,40 @@ def score_round_game(g, hand, portfolio, coins, current, num_players, scores, th
             continue
         for p in range(n):
             if p != winner:
-                paid = hand[p, c, g] + portfolio[p, c, g]
-                scores[p, g] -= paid
-                threes[winner, g] += paid
+                paid = s.hand[p, c, g] + s.portfolio[p, c, g]
+                s.scores[p, g] -= paid
+                s.threes[winner, g] += paid
     for p in range(n):
-        scores[p, g] += 3 * threes[p, g]
-    last = current[g]
+        s.scores[p, g] += 3 * s.threes[p, g]
+    last = s.current[g]
     for p in range(n):
-        key = (np.int64(scores[p, g]) * 10_000 + np.int64(threes[p, g]) * 10) - relative_seat(last, p, n)
+        key = (np.int64(s.scores[p, g]) * 10_000 + np.int64(s.threes[p, g]) * 10) - relative_seat(last, p, n)
         rank = 0
         for q in range(n):
-            other = (np.int64(scores[q, g]) * 10_000 + np.int64(threes[q, g]) * 10) - relative_seat(last, q, n)
+            other = (np.int64(s.scores[q, g]) * 10_000 + np.int64(s.threes[q, g]) * 10) - relative_seat(last, q, n)
             rank += other > key
-        ranks[p, g] = rank
+        s.ranks[p, g] = rank
 
 
-def _score_rounds(games, hand, portfolio, coins, current, num_players, scores, threes, ranks):
-    """Score the finished rounds of the listed games (:func:`score_round_game`)."""
-    for i in numba.prange(games.shape[0]):
-        score_round_game(games[i], hand, portfolio, coins, current, num_players, scores, threes, ranks)
+def _score_rounds(parts, games, s):
+    """Score the finished rounds of the listed games (:func:`score_round_game`), split into
+    ``parts`` consecutive runs (one per thread in the threaded version)."""
+    n = games.shape[0]
+    for part in numba.prange(parts):
+        _score_part(n * part // parts, n * (part + 1) // parts, games, s)
+
+
+@loop_body
+def _score_part(lo, hi, games, s):
+    """:func:`_score_rounds` for games[lo:hi]."""
+    for i in range(lo, hi):
+        score_round_game(games[i], s)
 
 
 score_rounds, score_rounds_parallel = serial_and_parallel(_score_rounds)
 
 
-def _deal_rounds(parts, games, decks, starters, deck, hand, portfolio, known, coins, chip, market_count, market_head,
-                market_paid, market_coins, num_players, pile_pos, current, phase, barred, turn):
+def _deal_rounds(parts, games, decks, starters, s):
     """Deal a fresh round in each listed game g = games[i] from ``decks[i]`` (int8[45], the
     canonical order: the removed cards, the seats' hands, the pile), seat ``starters[i]`` to
     begin (core's ``_start_rounds``): every seated player gets its hand and the starting
@@ -490,55 +488,50 @@ def _deal_rounds(parts, games, decks, starters, deck, hand, portfolio, known, co
     # another in memory, where one game's entries are a row apart. The games are split into
     # ``parts`` consecutive runs, one per thread in the threaded version.
     for part in numba.prange(parts):
-        _deal_part(games.shape[0] * part // parts, games.shape[0] * (part + 1) // parts, games, decks, starters, deck,
-                   hand, portfolio, known, coins, chip, market_count, market_head, market_paid, market_coins,
-                   num_players, pile_pos, current, phase, barred, turn)
+        _deal_part(games.shape[0] * part // parts, games.shape[0] * (part + 1) // parts, games, decks, starters, s)
 
 
-@_inline
-def _deal_part(lo, hi, games, decks, starters, deck, hand, portfolio, known, coins, chip, market_count, market_head,
-               market_paid, market_coins, num_players, pile_pos, current, phase, barred, turn):
+@loop_body
+def _deal_part(lo, hi, games, decks, starters, s):
     """:func:`_deal_rounds` for games[lo:hi]."""
     for pos in range(DECK_SIZE):
         for i in range(lo, hi):
-            deck[pos, games[i]] = decks[i, pos]
+            s.deck[pos, games[i]] = decks[i, pos]
     for p in range(P):
         for c in range(C):
             for i in range(lo, hi):
                 g = games[i]
-                hand[p, c, g] = 0
-                portfolio[p, c, g] = 0
-                known[p, c, g] = 0
+                s.hand[p, c, g] = 0
+                s.portfolio[p, c, g] = 0
+                s.known[p, c, g] = 0
         for i in range(lo, hi):
-            coins[p, games[i]] = STARTING_COINS if p < num_players[games[i]] else 0
+            s.coins[p, games[i]] = STARTING_COINS if p < s.num_players[games[i]] else 0
     for c in range(C):
         for i in range(lo, hi):
             g = games[i]
-            chip[c, g] = NO_ONE
-            market_count[c, g] = 0
-            market_head[c, g] = 0
-            market_paid[c, g] = 0
-            market_coins[c, g] = 0
+            s.chip[c, g] = NO_ONE
+            s.market_count[c, g] = 0
+            s.market_head[c, g] = 0
+            s.market_paid[c, g] = 0
+            s.market_coins[c, g] = 0
     for i in range(lo, hi):
         g = games[i]
-        n = num_players[g]
+        n = s.num_players[g]
         for p in range(n):
             for k in range(HAND_SIZE):
-                hand[p, decks[i, NUM_REMOVED + HAND_SIZE * p + k], g] += 1
-        pile_pos[g] = pile_start(n)
-        current[g] = starters[i]
-        phase[g] = TAKE_PHASE
-        barred[g] = NO_ONE
-        turn[g] = 0
+                s.hand[p, decks[i, NUM_REMOVED + HAND_SIZE * p + k], g] += 1
+        s.pile_pos[g] = pile_start(n)
+        s.current[g] = starters[i]
+        s.phase[g] = TAKE_PHASE
+        s.barred[g] = NO_ONE
+        s.turn[g] = 0
 
 
 deal_rounds, deal_rounds_parallel = serial_and_parallel(_deal_rounds)
 
 
 def _end_games(parts, games, decks, starters, ended_terminated, ended_truncated, ended_scores, ended_ranks,
-               legal, hand, portfolio, known, coins, chip, market_count, market_head, market_paid, market_coins, deck,
-               num_players, pile_pos, current, phase, barred, turn, capped, terminated, truncated, round_,
-               round_points, plus2, plus1, scores, threes, ranks):
+               legal, s):
     """The end of the listed one-round games under auto-reset, in one call (core's
     ``_finish``, ``_auto_reset`` and the step's ``legal_columns``): score each game
     (:func:`score_round_game`), report it in row g of the step's results (``ended_*``:
@@ -548,27 +541,160 @@ def _end_games(parts, games, decks, starters, ended_terminated, ended_truncated,
     read the scores and ranks the state keeps."""
     n = games.shape[0]
     for part in numba.prange(parts):
-        lo, hi = n * part // parts, n * (part + 1) // parts
-        for i in range(lo, hi):
-            g = games[i]
-            score_round_game(g, hand, portfolio, coins, current, num_players, scores, threes, ranks)
-            ended_terminated[g] = not capped[g]
-            ended_truncated[g] = capped[g]
-            for p in range(P):
-                ended_scores[g, p] = scores[p, g]
-                ended_ranks[g, p] = ranks[p, g]
-                round_points[p, g] = 0
-                plus2[p, g] = 0
-                plus1[p, g] = 0
-            round_[g] = 0
-            terminated[g] = False
-            truncated[g] = False
-            capped[g] = False
-        _deal_part(lo, hi, games, decks, starters, deck, hand, portfolio, known, coins, chip, market_count,
-                   market_head, market_paid, market_coins, num_players, pile_pos, current, phase, barred, turn)
-        for i in range(lo, hi):
-            legal_actions(legal, games[i], hand, coins, chip, market_count, current, phase, barred, terminated,
-                          truncated)
+        _end_part(n * part // parts, n * (part + 1) // parts, games, decks, starters, ended_terminated,
+                  ended_truncated, ended_scores, ended_ranks, legal, s)
+
+
+@loop_body
+def _end_part(lo, hi, games, decks, starters, ended_terminated, ended_truncated, ended_scores, ended_ranks, legal, s):
+    """:func:`_end_games` for games[lo:hi]."""
+    for i in range(lo, hi):
+        g = games[i]
+        score_round_game(g, s)
+        ended_terminated[g] = not s.capped[g]
+        ended_truncated[g] = s.capped[g]
+        for p in range(P):
+            ended_scores[g, p] = s.scores[p, g]
+            ended_ranks[g, p] = s.ranks[p, g]
+            s.round_points[p, g] = 0
+            s.plus2[p, g] = 0
+            s.plus1[p, g] = 0
+        s.round[g] = 0
+        s.terminated[g] = False
+        s.truncated[g] = False
+        s.capped[g] = False
+    _deal_part(lo, hi, games, decks, starters, s)
+    for i in range(lo, hi):
+        legal_actions(legal, games[i], s)
 
 
 end_games, end_games_parallel = serial_and_parallel(_end_games)
+
+
+class NumbaBackend:
+    """The compiled rules applied to the games of one simulator (``sim``), whose state the
+    kernels change in place. It keeps the legal mask the kernels wrote (bool[19, W], see
+    :func:`new_mask`) until the state changes (:meth:`forget`); the numpy code reads its
+    [19, B] view."""
+
+    name = "numba"
+
+    def __init__(self, sim):
+        self.sim = sim
+        b = self.batch_size = sim.batch_size
+        self._mask_cache: np.ndarray | None = None  # the [19, B] view of _compiled_mask
+        self._compiled_mask: np.ndarray | None = None
+        self._next_mask: np.ndarray | None = None  # the mask a step is filling, while it ends rounds
+        self._ended_masked = False  # end_and_deal wrote the ended games' columns of _next_mask
+        self._all_active = np.ones(b, bool)
+        self._over = np.zeros(b, bool)  # the step's "round ended" flags
+        self._one_game = np.zeros(1, np.intp)  # game 0: the game whose round ended, at B = 1
+        self._arange = np.arange(b)
+        self._rules = sim.rules.params  # the settings the kernels read, as one record
+
+    @property
+    def state(self):
+        return self.sim.state
+
+    def forget(self) -> None:
+        """Drop the kept mask: the state changed outside the rules."""
+        self._mask_cache = None
+
+    def _cache(self, mask: np.ndarray) -> np.ndarray:
+        self._compiled_mask = mask
+        self._mask_cache = mask[:, :self.batch_size]
+        return self._mask_cache
+
+    def legal_rows(self) -> np.ndarray:
+        """bool[19, B]: the legal mask, action-major (kept until the state changes)."""
+        if self._mask_cache is not None:
+            return self._mask_cache
+        mask = new_mask(self.batch_size)
+        legal_rows(mask, arrays(self.state))
+        return self._cache(mask)
+
+    def phase_games(self) -> tuple[np.ndarray, np.ndarray]:
+        """bool[B] masks of running games in the take and in the put-down phase."""
+        s = self.state
+        done = s.terminated | s.truncated
+        phase = s.phase.view(bool)
+        return ~(phase | done), phase > done
+
+    def choose(self, rows: np.ndarray, given: bool, u: np.ndarray, lo: int, hi: int, choice: np.ndarray) -> None:
+        """As :meth:`startups_env.startups.numpy_backend.NumpyBackend.choose`, compiled
+        (:func:`legal_choice`)."""
+        flags = np.ascontiguousarray(rows) if given else self._compiled_mask
+        scratch = np.empty((2, rows.shape[1]), np.int8)
+        legal_choice(flags, u, lo, hi, choice, scratch[0], scratch[1])
+
+    def deal(self, games: np.ndarray, decks: np.ndarray, starters: np.ndarray) -> None:
+        """Deal fresh rounds (:func:`deal_rounds`, on numba's threads for many games)."""
+        threaded = games.size >= PARALLEL_ROUNDS_FROM
+        deal = deal_rounds_parallel if threaded else deal_rounds
+        deal(thread_count() if threaded else 1, np.ascontiguousarray(games, np.intp),
+             np.ascontiguousarray(decks, np.int8), np.ascontiguousarray(starters, np.int8), arrays(self.state))
+        self._mask_cache = None
+
+    def score(self, games: np.ndarray) -> None:
+        """Score the finished rounds of ``games`` (:func:`score_rounds`)."""
+        threaded = games.size >= PARALLEL_ROUNDS_FROM
+        score = score_rounds_parallel if threaded else score_rounds
+        score(thread_count() if threaded else 1, games, arrays(self.state))
+
+    def step(self, a: np.ndarray, active: np.ndarray | None) -> StepResult:
+        """Apply the checked actions ``a`` (intp[B]): every action's legality is checked
+        before any game changes; the kernels write the next mask as they step."""
+        rows = self.legal_rows()
+        active = self._all_active if active is None else active
+        s = self.state
+        record = arrays(s)
+        if count_illegal(self._compiled_mask, a, active, record):
+            raise illegal_actions_error(s, a, rows[a, self._arange], active & ~s.done)
+        over = self._over
+        step = step_games_parallel if self.batch_size >= PARALLEL_FROM else step_games
+        self._mask_cache = None
+        legal = new_mask(self.batch_size)  # the next mask, filled by the step
+        step(a, active, self._rules, over, legal, record)
+        ended = np.flatnonzero(over) if np.count_nonzero(over) else _NO_GAMES
+        return self._end_rounds(ended, legal)
+
+    def step_one(self, action: int) -> StepResult | None:
+        """:meth:`step` in a batch of one running game (:func:`step_one_game`); None where
+        the round goes on."""
+        self._mask_cache = None
+        legal = new_mask(1)  # the next mask, filled by the step (fresh: a caller may hold the last)
+        if not step_one_game(legal, action, self._rules, arrays(self.state)):
+            self._cache(legal)
+            return None
+        return self._end_rounds(self._one_game, legal)
+
+    def _end_rounds(self, ended: np.ndarray, legal: np.ndarray) -> StepResult:
+        """The simulator's end of the ``ended`` rounds, then their masks into ``legal``
+        (unless :meth:`end_and_deal` wrote them), which becomes the kept mask."""
+        self._next_mask, self._ended_masked = legal, False
+        try:
+            result = self.sim.end_rounds(ended)
+        finally:
+            self._next_mask = None
+        if ended.size and not self._ended_masked:  # scored, maybe re-dealt: their masks follow from the state now
+            legal_columns(ended, legal, arrays(self.state))
+        self._cache(legal)
+        return result
+
+    def end_and_deal(self, ended: np.ndarray, decks: np.ndarray, results: StepResult) -> None:
+        """As :meth:`startups_env.startups.numpy_backend.NumpyBackend.end_and_deal`, in one
+        compiled call (:func:`end_games`) that also writes the ended games' next masks."""
+        legal = self._next_mask if self._next_mask is not None else new_mask(self.batch_size)
+        n = ended.size
+        parallel = n >= PARALLEL_ROUNDS_FROM
+        end = end_games_parallel if parallel else end_games
+        end(thread_count() if parallel else 1, ended, decks, np.zeros(n, np.int8), results.terminated,
+            results.truncated, results.scores, results.ranks, legal, arrays(self.state))
+        self._ended_masked = self._next_mask is not None
+        self._mask_cache = None
+
+    def observe_one(self, seat: int) -> np.ndarray:
+        """float32[OBS_DIM]: the observation of ``seat`` in game 0, compiled."""
+        obs = np.empty(OBS_DIM, np.float32)  # (the kernel writes every entry)
+        observe_into(obs, 0, seat, arrays(self.state))
+        return obs

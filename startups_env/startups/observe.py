@@ -19,10 +19,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import queries
-from .core import State
-from .queries import SIZES_COLUMN, SLOTS, _company_rows, _read_only
-from .rules import (
+from startups_env.startups import queries
+from startups_env.startups.state import State
+from startups_env.startups.queries import SIZES_COLUMN, SLOTS, company_rows, read_only
+from startups_env.startups.rules import (
     COMPANY_SIZES,
     DECK_SIZE,
     HAND_SIZE,
@@ -130,7 +130,7 @@ def observation_bounds(rules: Rules, players: tuple[int, ...] | None = None) -> 
     highs = [max(b[i][1] for b in per_size) for i in range(len(PIECES))]
     low = np.concatenate([np.full(p.size, v, np.float32) for p, v in zip(PIECES, lows)])
     high = np.concatenate([np.full(p.size, v, np.float32) for p, v in zip(PIECES, highs)])
-    return _read_only(low, high)
+    return read_only(low, high)
 
 
 # ----------------------------------------------------------------- the global state
@@ -173,7 +173,7 @@ def state_bounds(rules: Rules) -> tuple[np.ndarray, np.ndarray]:
     hidden = [p.bounds(rules) for p in HIDDEN_PIECES]
     low = np.concatenate([low] + [np.full(p.size, b[0], np.float32) for p, b in zip(HIDDEN_PIECES, hidden)])
     high = np.concatenate([high] + [np.full(p.size, b[1], np.float32) for p, b in zip(HIDDEN_PIECES, hidden)])
-    return _read_only(low, high)
+    return read_only(low, high)
 
 
 def state_layout_table() -> str:
@@ -214,7 +214,7 @@ def observe(state: State, seat: np.ndarray | None = None, out: np.ndarray | None
     out: optional float32[B, OBS_DIM] C-contiguous array to fill (and return) instead of
     allocating one.
 
-    A single game (the PettingZoo env) is encoded from Python scalars (:func:`_observe_one`),
+    A single game (the PettingZoo env) is encoded from Python scalars (:func:`observe_one_game`),
     because there numpy's per-call overhead is the whole cost; batches use whole-batch numpy
     operations (:func:`_observe_batch`). Both give bit-identical vectors (a test checks).
     """
@@ -228,7 +228,7 @@ def observe(state: State, seat: np.ndarray | None = None, out: np.ndarray | None
         raise ValueError(f"out must be a C-contiguous float32 array of shape [{b}, {OBS_DIM}], "
                          f"got {out.dtype} {list(out.shape)}")
     if b == 1:
-        return _observe_one(state, seat[0], out)
+        return observe_one_game(state, seat[0], out)
     return _observe_batch(state, seat, out)
 
 
@@ -287,7 +287,7 @@ def _observe_batch(state: State, seat: np.ndarray, out: np.ndarray | None) -> np
     return out
 
 
-def _observe_one(state: State, seat, out: np.ndarray | None) -> np.ndarray:
+def observe_one_game(state: State, seat, out: np.ndarray | None) -> np.ndarray:
     """The same vector as :func:`_observe_batch` for a batch of one game (``seat`` the
     observer, a scalar), at a fraction of its cost: at B = 1 numpy's per-call overhead is
     the whole cost of its ~40 calls, so here the vector is assembled as int8 bytes
@@ -450,4 +450,4 @@ _HOT_MAX = np.array([MAX_PLAYERS] * (3 + C) + [C, ROUND_GAME_ROUNDS - 1], np.int
 def _offsets(b: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(games intp[B], games * OBS_DIM intp[B], c * B + game intp[C, B]), read-only, cached per batch size."""
     games = np.arange(b, dtype=np.intp)
-    return _read_only(games, games * OBS_DIM) + (_company_rows(b),)
+    return read_only(games, games * OBS_DIM) + (company_rows(b),)

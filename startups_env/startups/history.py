@@ -8,8 +8,8 @@ market take: public too) with the public state just before it; and, as a longer 
 how each seat plays, the state and action of up to ``OLDER`` put-downs before the last
 two. Nothing hidden is stored, so every seat may read it; bots that
 read hands from it (search) declare ``needs = {"history"}`` (see
-:mod:`startups_env.policy`) and every driver keeps one for them
-(:class:`startups_env.table.Table`, the vector env, the replay recorder; the PettingZoo
+:mod:`startups_env.table.policy`) and every driver keeps one for them
+(:class:`startups_env.table.driver.Table`, the vector env, the replay recorder; the PettingZoo
 env with ``env(..., history=True)``).
 
 A History has to see every decision of its games, in order, from the deal on:
@@ -23,8 +23,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .core import State, public_state
-from .rules import MAX_PLAYERS
+from startups_env.startups.state import State, public_state
+from startups_env.startups.rules import MAX_PLAYERS
 
 OLDER = 10  # put-downs per seat kept before the last two (a four-player round has about nine a seat)
 
@@ -47,7 +47,7 @@ class History:
 
     Attributes:
         state, earlier_state: States of ``MAX_PLAYERS * B`` rows (row ``seat * B + game``),
-            the fully public state (:func:`~startups_env.core.public_state` for no seat:
+            the fully public state (:func:`~startups_env.startups.simulator.public_state` for no seat:
             every hand reduced to its publicly known cards, no deck) before the latest and
             the one-before-latest put-down.
         action, earlier_action: int64[MAX_PLAYERS, B], those put-down action ids; -1 where

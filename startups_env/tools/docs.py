@@ -1,4 +1,4 @@
-"""The environment card's tables, generated from the code (``python -m startups_env.docs``).
+"""The environment card's tables, generated from the code (``python -m startups_env.tools.docs``).
 
 docs/api.md embeds this output verbatim and a test checks that it still matches, so the
 documented action ids and observation layout cannot drift from the code.
@@ -6,8 +6,8 @@ documented action ids and observation layout cannot drift from the code.
 
 from __future__ import annotations
 
-from .observe import OBS_DIM, layout_table
-from .rules import COMPANY_TITLES, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, Action, action_to_string
+from startups_env.startups.observe import OBS_DIM, layout_table
+from startups_env.startups.rules import COMPANY_TITLES, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, Action, action_to_string
 
 
 def action_table() -> str:

@@ -1,4 +1,4 @@
-"""Speed benchmark: ``python -m startups_env.bench``.
+"""Speed benchmark: ``python -m startups_env.agents.bench``.
 
 Prints one line per figure, each the median of ``--repeats`` timed runs of ``--seconds``
 wall-clock seconds (after a short untimed warm-up), with uniformly random legal actions
@@ -46,11 +46,15 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 
-from .aec import _OrderEnforcing
-from .aec import env as make_env
-from .core import BACKENDS, Simulator, numba_available
-from .observe import OBS_DIM, observation_bounds, observe
-from .rules import NUM_ACTIONS, Rules
+from startups_env.envs.aec import _OrderEnforcing
+from startups_env.envs.aec import env as make_env
+from startups_env.startups.backend import BACKENDS, numba_available
+from startups_env.startups.simulator import Simulator
+from startups_env.startups.observe import OBS_DIM, observation_bounds, observe
+from startups_env.startups.rules import NUM_ACTIONS, Rules
+from startups_env.table.driver import Table
+
+from .registry import make_agent
 
 _CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 _clock = time.perf_counter
@@ -76,7 +80,7 @@ def compiled_first_use(players: int) -> None:
     the serial one), and two games past their end (the serial step). Otherwise a kernel
     first used in a timed run (the end of the rounds, about 90 steps in) counts its
     compilation in that run's rate."""
-    from . import kernels
+    from startups_env.startups import numba_backend as kernels
 
     for size, steps in ((2, 200), (kernels.PARALLEL_FROM, 200)):
         sim = Simulator(Rules(num_players=players), size, seed=0, auto_reset=True, backend="numba")
@@ -228,8 +232,6 @@ def search_decisions(players: int, games: int, seed: int = 0) -> list[dict]:
     installed backend) against greedy bots, all games decided in one batch as the arena
     does. Each entry is one call of its ``act``, as keyword arguments (obs, mask, public,
     history), for :func:`search_seconds_per_decision` to replay."""
-    from .agents.registry import make_agent  # (the bots are not the library's: imported here)
-    from .table import Table
 
     sim = Simulator(Rules(num_players=players), batch_size=games, seed=seed)
     search = _RecordedSearch(make_agent("search", seed=seed))
@@ -243,7 +245,6 @@ def search_seconds_per_decision(decisions: list[dict], seed: int = 0, backends=(
     decides the same positions (games played through would part at the first choice in
     which the backends differ), and each call is asked of every backend in turn, so that
     the machine's drift in speed falls on all of them alike."""
-    from .agents.registry import make_agent
 
     searches = {backend: make_agent("search", seed=seed, backend=backend) for backend in backends}
     seconds = dict.fromkeys(backends, 0.0)
@@ -268,7 +269,7 @@ def _median(measure, repeats: int) -> int:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m startups_env.bench", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m startups_env.agents.bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--players", type=int, default=4, help="table size, 2-7 (default 4)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per figure; the median is printed (default 3)")
     parser.add_argument("--seconds", type=float, default=None, help="seconds per run on --clock (default 2, --quick 0.25)")

@@ -1,4 +1,4 @@
-"""Pictures of one game of a :class:`~startups_env.core.State` batch: a text table and an
+"""Pictures of one game of a :class:`~startups_env.startups.simulator.State` batch: a text table and an
 RGB image.
 
 * :func:`table_text` -- a compact text table: the market (cards per company, the coins on
@@ -13,10 +13,10 @@ RGB image.
 
 ``viewer`` is a seat (only that seat's hand is shown) or None for a spectator who sees
 every hand (replays, debugging). Both functions take a ``State`` or anything with a
-``.state`` attribute (a :class:`~startups_env.core.Simulator`).
+``.state`` attribute (a :class:`~startups_env.startups.simulator.Simulator`).
 
 The renderer only reads the state; the final payout it explains comes from
-:func:`startups_env.core.company_payouts`, the function the simulator scores with, and the
+:func:`startups_env.startups.numpy_backend.company_payouts`, the function the simulator scores with, and the
 totals are checked against the scores the simulator recorded.
 """
 
@@ -26,9 +26,12 @@ import functools
 
 import numpy as np
 
-from . import queries
-from .core import SLOTS, State, company_payouts, is_int
-from .rules import COMPANY_NAMES, COMPANY_SIZES, NUM_COMPANIES, PHASE_NAMES
+from startups_env.startups import queries
+from startups_env.startups.queries import SLOTS
+from startups_env.startups.state import State
+from startups_env.startups.numpy_backend import company_payouts
+from startups_env.checks import is_int
+from startups_env.startups.rules import COMPANY_NAMES, COMPANY_SIZES, NUM_COMPANIES, PHASE_NAMES
 
 C = NUM_COMPANIES
 RGB_HEIGHT, RGB_WIDTH = 560, 880

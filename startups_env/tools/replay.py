@@ -12,7 +12,7 @@ order. A finished game's log also stores the result (scores, 3-point coins, rank
     sim = replay(GameLog.load("game.json"))                     # Simulator at the end
     write_html(log, "game.html"); write_gif(log, "game.gif")
 
-Command line: ``python -m startups_env.replay game.json --html game.html --gif game.gif``.
+Command line: ``python -m startups_env.tools.replay game.json --html game.html --gif game.gif``.
 
 The JSON layout (version 1)::
 
@@ -40,10 +40,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .core import Simulator, State, check_seed, is_int, shuffled_decks
-from .files import atomic_write
-from .policy import as_policy, policy_name
-from .rules import (
+from startups_env.startups.simulator import Simulator
+
+from startups_env.startups.state import State, shuffled_decks
+
+from startups_env.checks import check_seed, is_int
+from startups_env.tools.files import atomic_write
+from startups_env.table.policy import as_policy, policy_name
+from startups_env.startups.rules import (
     COMPANY_NAMES,
     COMPANY_SIZES,
     DECK_SIZE,
@@ -53,7 +57,7 @@ from .rules import (
     Rules,
     action_to_string,
 )
-from .table import Table
+from startups_env.table.driver import Table
 
 LOG_FORMAT = "startups-game-log"
 LOG_VERSION = 1
@@ -92,7 +96,7 @@ class GameLog:
         num_players: 2-7.
         decks: one canonical deck (45 company ids) per round: 1, or 4 for the round game.
         actions: canonical action ids (0-18), in the order played.
-        rounds, turn_cap, reward: the remaining :class:`~startups_env.rules.Rules` fields.
+        rounds, turn_cap, reward: the remaining :class:`~startups_env.startups.rules.Rules` fields.
         players: optional names of who played each seat (metadata only).
         result: for a finished game, ``{"scores", "threes", "ranks": per seat,
             "terminated", "truncated"}``; :func:`replay` checks it. None for an unfinished game.
@@ -335,9 +339,9 @@ def record_game(
     """Play one game and return its log.
 
     policy: None (uniform random legal moves from ``seed``); a sequence of per-seat
-        policies (:mod:`startups_env.policy`: e.g. agents from
+        policies (:mod:`startups_env.table.policy`: e.g. agents from
         ``startups_env.agents.make_agent``, or callables ``f(obs, mask)``), seated by a
-        :class:`startups_env.table.Table` that keeps the game's history for those that
+        :class:`startups_env.table.driver.Table` that keeps the game's history for those that
         read it; or a callable ``policy(sim) -> action`` given the one-game Simulator.
     seed: shuffles the deck(s) (and drives the random policy); decks: explicit deck(s).
     players: names stored in the log (default: the agents' ``name`` attributes).
@@ -378,7 +382,7 @@ def record_game(
         if players is None:
             players = [policy_name(a) for a in agents]
     recorder = Recorder(rules, seed=rng if decks is None else None, decks=decks, players=players)
-    # Per-seat policies are seated as everywhere else (startups_env.table), the game's
+    # Per-seat policies are seated as everywhere else (startups_env.table.driver), the game's
     # history kept for those that read it.
     table = None if agents is None else Table(recorder.sim, agents, role="agent of seat")
     while not recorder.done and (max_decisions is None or len(recorder._log.actions) < max_decisions):
@@ -478,9 +482,9 @@ def write_html(
 ) -> None:
     """A standalone HTML page: one frame per decision (the table before it, with the
     decision as caption) and the final table; buttons, a slider and the arrow keys step
-    through it. images=True embeds PNG pictures (:func:`~startups_env.render.table_rgb`)
+    through it. images=True embeds PNG pictures (:func:`~startups_env.startups.render.table_rgb`)
     beside the text tables."""
-    from .render import table_rgb, table_text
+    from startups_env.startups.render import table_rgb, table_text
 
     texts = list(_frames(log, viewer, table_text))
     pictures = []
@@ -502,9 +506,9 @@ def gif_frames(log: GameLog, viewer: int | None = None):
     """Yield ``(caption, picture)`` for each frame of :func:`write_gif`: the deal, then the
     table after each decision, captioned with that decision (``"3/92  P1: take octo (+2
     coins)  [greedy]"``, as :func:`describe_action` words it for ``viewer``). The picture
-    is :func:`~startups_env.render.table_rgb` with the caption in a band beneath it
-    (:func:`~startups_env.render.with_caption`)."""
-    from .render import table_rgb, with_caption
+    is :func:`~startups_env.startups.render.table_rgb` with the caption in a band beneath it
+    (:func:`~startups_env.startups.render.with_caption`)."""
+    from startups_env.startups.render import table_rgb, with_caption
 
     # _frames pairs each decision with the table *before* it; a GIF frame shows the table
     # the move left behind, so each caption moves on to the next picture.
@@ -520,7 +524,7 @@ def write_gif(log: GameLog, path, *, viewer: int | None = None, frame_ms: int = 
     ``end_ms``."""
     from PIL import Image
 
-    from .render import table_rgb, with_caption
+    from startups_env.startups.render import table_rgb, with_caption
 
     # Checked before the frames are drawn: Pillow would fail on them only when saving.
     for name, ms in (("frame_ms", frame_ms), ("end_ms", end_ms)):
@@ -599,7 +603,7 @@ show(0);
 # ---------------------------------------------------------------------------- CLI
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m startups_env.replay",
+        prog="python -m startups_env.tools.replay",
         description="Replay a Startups game log; print the final table, write HTML/GIF.",
     )
     parser.add_argument("log", help="game log JSON (GameLog.save), or a golden-game JSON line")
@@ -608,7 +612,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--gif", help="write an animated GIF here")
     parser.add_argument("--viewer", type=int, default=None, help="show only this seat's hand (default: every hand)")
     args = parser.parse_args(argv)
-    from .render import table_text
+    from startups_env.startups.render import table_text
 
     try:
         log = GameLog.load(args.log)

@@ -1,7 +1,7 @@
 """Derived public quantities of a position, each written once.
 
-The simulator (:mod:`startups_env.core`) holds the rules; several other places need
-numbers that *follow* from a position: the observation (:mod:`startups_env.observe`), the
+The simulator (:mod:`startups_env.startups.simulator`) holds the rules; several other places need
+numbers that *follow* from a position: the observation (:mod:`startups_env.startups.observe`), the
 rule-based bots and their features, the search bot's sampled worlds, the training
 adapters. Each such number is computed here and nowhere else, so that a bot cannot drift
 from the game it plays:
@@ -15,7 +15,7 @@ from the game it plays:
 * results: :func:`score_margin`, :func:`rank_value`;
 * the uniform legal sampler: :func:`legal_choice`, :func:`uniform_legal`.
 
-Conventions (as :class:`~startups_env.core.State`): arrays keep the **game axis last**
+Conventions (as :class:`~startups_env.startups.simulator.State`): arrays keep the **game axis last**
 ([C, B] per company, [P, B] per seat, [45, B] per deck position); seats are absolute
 (0..num_players-1) unless a name says relative; padded seats (>= num_players) hold zeros.
 The element-wise pieces (:func:`card_coins`, :func:`take_coins`, :func:`unseen_count`,
@@ -34,10 +34,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .rules import COMPANY_SIZES, DECK_SIZE, HAND_SIZE, MAX_PLAYERS, NUM_COMPANIES, NUM_REMOVED
+from startups_env.startups.rules import COMPANY_SIZES, DECK_SIZE, HAND_SIZE, MAX_PLAYERS, NUM_COMPANIES, NUM_REMOVED
 
 if TYPE_CHECKING:  # (the simulator imports this module: no import of core at run time)
-    from .core import State
+    from startups_env.startups.state import State
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
 SLOTS = max(COMPANY_SIZES)  # market ring-buffer slots per company (see core.State)
@@ -45,7 +45,7 @@ SIZES_COLUMN = np.array(COMPANY_SIZES, np.int16)[:, None]  # int16[C, 1] cards o
 SMALL_BATCH = 32  # up to this many games, one numpy reduction beats a loop over rows
 
 
-def _read_only(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+def read_only(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
     for array in arrays:
         array.flags.writeable = False
     return arrays
@@ -54,10 +54,10 @@ def _read_only(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
 # Offsets cached per batch size, a few sizes only: a search bot's rollouts shrink their
 # batches to every size in turn, and an unbounded cache of them held gigabytes.
 @functools.lru_cache(maxsize=16)
-def _company_rows(batch_size: int) -> np.ndarray:
+def company_rows(batch_size: int) -> np.ndarray:
     """intp[C, B] (read-only): c * B + game, the flat offset of row c of a [C, B] array."""
     rows = (np.arange(C)[:, None] * batch_size + np.arange(batch_size)[None, :]).astype(np.intp)
-    return _read_only(rows)[0]
+    return read_only(rows)[0]
 
 
 @functools.lru_cache(maxsize=16)
@@ -65,7 +65,7 @@ def _slot_rows(batch_size: int) -> np.ndarray:
     """intp[C, B] (read-only): c * SLOTS * B + game, the flat offset of slot 0 of company c
     in a [C, SLOTS, B] array."""
     rows = (np.arange(C)[:, None] * (SLOTS * batch_size) + np.arange(batch_size)[None, :]).astype(np.intp)
-    return _read_only(rows)[0]
+    return read_only(rows)[0]
 
 
 # ----------------------------------------------------------------------------- seats
@@ -182,7 +182,7 @@ def unseen_count(size, public, own_hand, own_known, market):
 def unseen(state: State, seat: np.ndarray) -> np.ndarray:
     """int16[C, B]: cards of each company that ``seat`` (int[B]) cannot see (others' hands,
     pile, removed cards); :func:`unseen_count` over a State."""
-    cell = seat.astype(np.intp) * (C * seat.shape[0]) + _company_rows(seat.shape[0])
+    cell = seat.astype(np.intp) * (C * seat.shape[0]) + company_rows(seat.shape[0])
     own = state.hand.reshape(-1).take(cell)
     own_known = state.known.reshape(-1).take(cell)
     public = np.add.reduce(state.known + state.portfolio, axis=0, dtype=np.int16)  # each <= 10: no int8 overflow

@@ -6,8 +6,10 @@ action encoding of ``docs/rules.md`` (a public contract), and the table-level se
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import NamedTuple
 
 NUM_COMPANIES = 6
 COMPANY_NAMES = ("giraffe", "bowwow", "flamingo", "octo", "hippo", "elephant")
@@ -86,9 +88,17 @@ def string_to_action(text: str) -> int:
     raise ValueError(f"unknown action {text!r}; expected e.g. 'draw', 'take octo', 'keep hippo', 'market giraffe' or an id 0-18")
 
 
+class RuleParams(NamedTuple):
+    """The settings of :class:`Rules` that change play, as plain ints: the one record in
+    which they reach the compiled rules (``Rules.params``). A new option of play is a
+    field of Rules and a field here."""
+
+    turn_cap: int
+
+
 @dataclass(frozen=True)
 class Rules:
-    """Table-level settings; game state lives apart, in :class:`startups_env.core.State`.
+    """Table-level settings; game state lives apart, in :class:`startups_env.startups.simulator.State`.
 
     Attributes:
         num_players: seats at the table, 2-7 (2 is an unofficial variant, see ``official``).
@@ -140,6 +150,11 @@ class Rules:
             raise ValueError(f"turn_cap must be an int in [1, 30000], got {self.turn_cap!r}")
         if not isinstance(self.reward, str) or self.reward not in REWARD_SCHEMES:
             raise ValueError(f"reward must be one of {REWARD_SCHEMES}, got {self.reward!r}")
+
+    @functools.cached_property
+    def params(self) -> RuleParams:
+        """The settings that change play, as the record the compiled rules read."""
+        return RuleParams(turn_cap=self.turn_cap)
 
     @property
     def official(self) -> bool:

@@ -1,6 +1,6 @@
 """Batch adapters in which a learner holds one seat per game and opponents play the rest.
 
-Two layers over one :class:`~startups_env.core.Simulator`:
+Two layers over one :class:`~startups_env.startups.simulator.Simulator`:
 
 * :class:`SeatBatch` — pure numpy, no gymnasium or SB3: ``reset()`` / ``step(actions)`` /
   ``action_masks()`` on B games at once. Used by the native trainer (``train/selfplay.py``)
@@ -12,13 +12,13 @@ In every game the learner sits in a seat drawn at random when the game is dealt 
 does not always move first), and the table size may be drawn per game too (e.g. a mix of
 3-7 players). The other seats of a game are all played by one *opponent*, drawn per game
 from a list handed in by the caller (an opponent pool; optional sampling weights). An
-opponent is a policy (:mod:`startups_env.policy`): a batched callable ``opponent(obs, mask)
+opponent is a policy (:mod:`startups_env.table.policy`): a batched callable ``opponent(obs, mask)
 -> actions`` (obs float32[k, OBS_DIM] of the seat to act, mask bool[k, 19], actions int[k])
 or any object with such an ``act`` method, given what its ``needs`` declare: ``public=`` (a
-:class:`~startups_env.core.State` of the k games holding only what the acting seat may
-know) and ``history=`` (the :class:`~startups_env.history.History` the batch keeps of its
+:class:`~startups_env.startups.simulator.State` of the k games holding only what the acting seat may
+know) and ``history=`` (the :class:`~startups_env.startups.history.History` the batch keeps of its
 games, the learner's moves included, when an opponent needs it). The opponents are seated
-by a :class:`startups_env.table.Table`, as in the arena, so a bot plays here as it plays
+by a :class:`startups_env.table.driver.Table`, as in the arena, so a bot plays here as it plays
 there. The library never imports a bot: callers bring their own.
 
 ``step`` applies the learner's decisions, then lets the opponents play (only the games
@@ -41,7 +41,7 @@ Example with sb3-contrib (three uniformly random opponents per 4-player game, 3-
 here)::
 
     from sb3_contrib import MaskablePPO
-    from startups_env.vector import StartupsVecEnv
+    from startups_env.envs.vector import StartupsVecEnv
 
     env = StartupsVecEnv(num_envs=64, players="3-7", seed=0)   # default opponent: random
     model = MaskablePPO("MlpPolicy", env, n_steps=128, verbose=1)
@@ -51,7 +51,7 @@ here)::
     actions, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
 
 Pass ``opponents=[fn, ...]`` (e.g. ``startups_env.agents.make_agent("greedy")``) to play other bots.
-Observations are raw counts (see :mod:`startups_env.observe`); wrap the env in SB3's
+Observations are raw counts (see :mod:`startups_env.startups.observe`); wrap the env in SB3's
 ``VecNormalize(env, norm_reward=False)`` if your policy wants normalised inputs.
 """
 
@@ -63,17 +63,18 @@ from typing import Any
 
 import numpy as np
 
-from . import queries
-from .core import Simulator, check_seed, is_int
-from .observe import HIDDEN_DIM, OBS_DIM, hidden_observation, observation_bounds, observe
-from .policy import policy_name
-from .rules import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, Rules
-from .table import Table
+from startups_env.startups import queries
+from startups_env.startups.simulator import Simulator
+from startups_env.checks import check_seed, is_int
+from startups_env.startups.observe import HIDDEN_DIM, OBS_DIM, hidden_observation, observation_bounds, observe
+from startups_env.table.policy import policy_name
+from startups_env.startups.rules import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, Rules
+from startups_env.table.driver import Table
 
 Opponent = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 #: The trainer's privileged critic input is the hidden part of the AEC env's global state
-#: (``raw_env.state()``): one definition, in :mod:`startups_env.observe`.
+#: (``raw_env.state()``): one definition, in :mod:`startups_env.startups.observe`.
 privileged_observation = hidden_observation
 PRIVILEGED_DIM = HIDDEN_DIM
 
@@ -137,7 +138,7 @@ class SeatBatch:
         seed: a non-negative int, a ``numpy.random.SeedSequence`` or None; seeds the deals,
             seats, table sizes, opponent draws and the default random opponent.
             ``reset(seed=...)`` re-seeds. Anything else raises ``ValueError`` naming ``seed``.
-        history: keep the games' :class:`~startups_env.history.History` for opponents that
+        history: keep the games' :class:`~startups_env.startups.history.History` for opponents that
             read it (None, default: when one of ``opponents`` needs it; True: also for
             opponents that :meth:`set_opponents` may bring later; False: never, and such an
             opponent is refused).
@@ -397,7 +398,7 @@ class SeatBatch:
             games = np.flatnonzero(waiting)
             if not games.size:
                 return
-            # Each opponent object is called once, on all its games (see startups_env.table).
+            # Each opponent object is called once, on all its games (see startups_env.table.driver).
             actions = self._table.act(who=self.opponent, games=games)
             result = self._table.step(actions, active=waiting)
             self.decisions += games.size
@@ -419,7 +420,7 @@ if VecEnv is not None:
         opponents inside ``step_wait``. Arguments as :class:`SeatBatch`.
 
         Observation space ``Box(low, high, (OBS_DIM,), float32)`` with the bounds of
-        :func:`~startups_env.observe.observation_bounds` over the table sizes drawn; action space
+        :func:`~startups_env.startups.observe.observation_bounds` over the table sizes drawn; action space
         ``Discrete(19)``; ``action_masks()`` -> bool[num_envs, 19] (sb3-contrib's
         MaskablePPO finds it through ``env_method``). Infos of finished games carry
         ``terminal_observation``, ``episode`` ({"r", "l", "t"}), ``TimeLimit.truncated``,

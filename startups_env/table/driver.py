@@ -2,10 +2,10 @@
 
 Every tool that lets bots play runs on :class:`Table` (or, for one PettingZoo game, on
 :func:`play_aec_game`): the arena and ladder (:func:`act_for_seats`), the vector env's
-opponents (:class:`startups_env.vector.SeatBatch`), the replay recorder
-(:func:`startups_env.replay.record_game`) and the terminal game. So a bot behaves the
+opponents (:class:`startups_env.envs.vector.SeatBatch`), the replay recorder
+(:func:`startups_env.tools.replay.record_game`) and the terminal game. So a bot behaves the
 same wherever it sits: it is called the same way, given what it declares it needs
-(:mod:`startups_env.policy`: the public state, the :class:`~startups_env.history.History`
+(:mod:`startups_env.table.policy`: the public state, the :class:`~startups_env.startups.history.History`
 the table keeps), and its answers are checked the same way.
 
 A table
@@ -17,7 +17,7 @@ A table
   entries is to move, in the order of its first entry, the games in ascending order;
 * checks what comes back: int[k] legal action ids, else ``ValueError`` naming the
   policy, its entry, the games and the seats;
-* keeps the games' :class:`~startups_env.history.History` when a policy needs it (it
+* keeps the games' :class:`~startups_env.startups.history.History` when a policy needs it (it
   must see every decision: step through :meth:`Table.step`, or log what you play
   yourself with :meth:`Table.record`);
 * optionally times the policies (decisions and seconds inside ``act``, per entry).
@@ -30,11 +30,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .core import Simulator, State, StepResult, public_state
-from .history import History
-from .observe import observe
-from .policy import as_policy, needs_of, policy_name
-from .rules import NUM_ACTIONS
+from startups_env.startups.simulator import Simulator
+
+from startups_env.startups.state import State, StepResult, public_state
+from startups_env.startups.history import History
+from startups_env.startups.observe import observe
+from startups_env.table.policy import as_policy, needs_of, policy_name
+from startups_env.startups.rules import NUM_ACTIONS
 
 
 class _Seat:
@@ -61,8 +63,8 @@ class _Seat:
         if "history" in self.needs:
             if history is None:
                 raise ValueError(f"{self.label} reads the table's history (needs 'history'), which this driver "
-                                 "does not keep: give it a startups_env.history.History of the games that has "
-                                 "seen every decision (e.g. play through startups_env.table.Table)")
+                                 "does not keep: give it a startups_env.startups.history.History of the games that has "
+                                 "seen every decision (e.g. play through startups_env.table.driver.Table)")
             given["history"] = history
         started = time.perf_counter()
         chosen = self.policy.act(obs, mask, **given)
@@ -100,16 +102,16 @@ def _seats(policies, role: str) -> list[_Seat]:
 
 
 class Table:
-    """Policies seated at the games of one :class:`~startups_env.core.Simulator`.
+    """Policies seated at the games of one :class:`~startups_env.startups.simulator.Simulator`.
 
     Args:
         sim: the games.
-        policies: the entries: policies (see :mod:`startups_env.policy`) or callables
+        policies: the entries: policies (see :mod:`startups_env.table.policy`) or callables
             ``f(obs, mask)``; one object may be several entries (it is still called once
             per step).
         assignment: int[B, N] (N >= each game's table size): entry ``assignment[g, s]``
             plays seat s of game g. Default: entry s plays seat s in every game.
-        history: None (default): keep a :class:`~startups_env.history.History` of the
+        history: None (default): keep a :class:`~startups_env.startups.history.History` of the
             games if a policy needs one; True / False: keep one / none; or a History the
             caller keeps (e.g. across tables of the same games).
         timings: a dict to accumulate, per policy, ``timings[first entry] = [decisions,
@@ -125,7 +127,7 @@ class Table:
     def __init__(self, sim: Simulator, policies: Sequence, *, assignment=None, history: History | bool | None = None,
                  timings: dict | None = None, role: str = "policy"):
         if not isinstance(sim, Simulator):
-            raise ValueError(f"sim must be a startups_env.core.Simulator, got {type(sim).__name__}")
+            raise ValueError(f"sim must be a startups_env.startups.simulator.Simulator, got {type(sim).__name__}")
         self.sim = sim
         self.role = role
         self.timings = timings
@@ -140,7 +142,7 @@ class Table:
             keep = history if history is not None else any("history" in seat.needs for seat in self._by_object)
             self.history = History(sim.batch_size) if keep else None
         else:
-            raise ValueError(f"history must be None, a bool or a startups_env.history.History, got {history!r}")
+            raise ValueError(f"history must be None, a bool or a startups_env.startups.history.History, got {history!r}")
 
     # ------------------------------------------------------------------ seating
     def _set(self, policies) -> None:
@@ -271,7 +273,7 @@ def act_for_seats(sim: Simulator, agents_by_seat, assignment: np.ndarray | None 
     :class:`Table` seating ``agents_by_seat`` for one step (see there for ``assignment``
     and ``timings``).
 
-    history: the :class:`~startups_env.history.History` of ``sim``'s games, required when a
+    history: the :class:`~startups_env.startups.history.History` of ``sim``'s games, required when a
     policy needs it; the decisions chosen here are recorded in it (as if played: call
     ``sim.step`` with the result), unless ``record`` is False: then the caller records
     what it plays (``history.record``), e.g. when the actions chosen here only label the
@@ -293,7 +295,7 @@ def play_aec_game(env, policies: dict, *, seed=None, options: dict | None = None
         (``startups_env.agents.make_agent(...)``), any object with ``act(obs, mask)``, a
         plain callable ``f(obs, mask) -> actions`` or a one-game PettingZoo-style
         ``f(observation_dict) -> action`` wrapped in
-        :func:`startups_env.policy.pettingzoo_policy`. Each is called on a batch of one
+        :func:`startups_env.table.policy.pettingzoo_policy`. Each is called on a batch of one
         game and given what it needs: the public state from ``env.public_state(agent)``,
         the history from ``env.history`` (the env must keep one:
         ``startups_env.env(..., history=True)``; a ValueError says so before the game).

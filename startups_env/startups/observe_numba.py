@@ -1,16 +1,16 @@
 """The observation of one seat in one game, compiled with numba (an optional dependency).
 
-:func:`observe_game` writes the same float32 vector as :func:`startups_env.observe.observe`
+:func:`observe_game` writes the same float32 vector as :func:`startups_env.startups.observe.observe`
 (bit for bit; ``tests/test_observe_kernel.py`` checks it on random states of every table
 size, observer and round), in one compiled call instead of the ~40 Python and numpy
 operations of the one-game path: the PettingZoo env's compiled backend observes with it.
 
-The layout stays defined once, by :data:`startups_env.observe.PIECES`: the kernel writes
-each piece at the offset :data:`startups_env.observe.SLICES` gives it, read here at import,
+The layout stays defined once, by :data:`startups_env.startups.observe.PIECES`: the kernel writes
+each piece at the offset :data:`startups_env.startups.observe.SLICES` gives it, read here at import,
 and the import fails if the pieces are not the ones, of the shapes, that the kernel writes
 (a changed layout must change the kernel too, rather than leave it writing stale offsets).
 The element-wise quantities the pieces hold (relative seats, take coins, cards left in the
-pile, unseen cards) are :mod:`startups_env.queries`' own functions, compiled.
+pile, unseen cards) are :mod:`startups_env.startups.queries`' own functions, compiled.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from . import queries
-from .core import State
-from .observe import OBS_DIM, PIECES, SLICES
-from .rules import COMPANY_SIZES, MAX_PLAYERS, MIN_PLAYERS, NUM_COMPANIES, ROUND_GAME_ROUNDS
+from startups_env.startups import queries
+from startups_env.startups.state import State, arrays
+from startups_env.startups.observe import OBS_DIM, PIECES, SLICES
+from startups_env.startups.rules import COMPANY_SIZES, MAX_PLAYERS, MIN_PLAYERS, NUM_COMPANIES, ROUND_GAME_ROUNDS
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
 
@@ -33,7 +33,7 @@ _WRITTEN = {
     "round": (ROUND_GAME_ROUNDS,), "round_points": (P,),
 }
 if [(p.name, p.shape) for p in PIECES] != list(_WRITTEN.items()):
-    raise ImportError("startups_env.observe.PIECES is not the layout startups_env.observe_kernel writes: "
+    raise ImportError("startups_env.startups.observe.PIECES is not the layout startups_env.startups.observe_numba writes: "
                       "update the kernel with the pieces")
 
 # Offsets of the pieces (module-level ints: numba compiles them in as constants).
@@ -59,54 +59,44 @@ def _take_coins(paid, head_stamp, count):
 
 
 @numba.njit(cache=True, _nrt=False)
-def observe_into(out, g, seat, hand, portfolio, known, coins, chip, market_count, market_head, market_paid,
-                 market_stamp, market_coins, pile_pos, num_players, current, phase, barred, turn, round_,
-                 round_points):
-    """Write the observation of ``seat`` in game ``g`` of a State's arrays (in the field
-    order of :class:`~startups_env.core.State`) into ``out`` float32[OBS_DIM]. The seat
+def observe_into(out, g, seat, s):
+    """Write the observation of ``seat`` in game ``g`` of a State's arrays (the record of
+    :func:`~startups_env.startups.state.arrays`) into ``out`` float32[OBS_DIM]. The seat
     must be seated (0 <= seat < num_players[g]); the caller checks."""
     for i in range(out.shape[0]):
         out[i] = 0
-    n = np.int64(num_players[g])
+    n = np.int64(s.num_players[g])
     k = np.int64(seat)
     out[_NUM_PLAYERS + n - MIN_PLAYERS] = 1
-    out[_PHASE + phase[g]] = 1
-    out[_CURRENT + _relative_seat(np.int64(current[g]), k, n)] = 1
+    out[_PHASE + s.phase[g]] = 1
+    out[_CURRENT + _relative_seat(np.int64(s.current[g]), k, n)] = 1
     for r in range(n):  # relative seat r is absolute seat a
         a = (k + r) % n
         for c in range(C):
-            out[_PORTFOLIOS + r * C + c] = portfolio[a, c, g]
-            out[_KNOWN + r * C + c] = known[a, c, g]
-        out[_COINS + r] = coins[a, g]
-        out[_ROUND_POINTS + r] = round_points[a, g]
+            out[_PORTFOLIOS + r * C + c] = s.portfolio[a, c, g]
+            out[_KNOWN + r * C + c] = s.known[a, c, g]
+        out[_COINS + r] = s.coins[a, g]
+        out[_ROUND_POINTS + r] = s.round_points[a, g]
     for c in range(C):
-        own = np.int64(hand[k, c, g])
+        own = np.int64(s.hand[k, c, g])
         out[_HAND + c] = own
-        holder = np.int64(chip[c, g])
+        holder = np.int64(s.chip[c, g])
         if holder >= 0:
             out[_CHIPS + c * P + _relative_seat(holder, k, n)] = 1
-        count = np.int64(market_count[c, g])
+        count = np.int64(s.market_count[c, g])
         out[_MARKET_CARDS + c] = count
-        out[_MARKET_COINS + c] = market_coins[c, g]
-        out[_TAKE_COINS + c] = _take_coins(np.int64(market_paid[c, g]),
-                                           np.int64(market_stamp[c, market_head[c, g], g]), count)
+        out[_MARKET_COINS + c] = s.market_coins[c, g]
+        out[_TAKE_COINS + c] = _take_coins(np.int64(s.market_paid[c, g]),
+                                           np.int64(s.market_stamp[c, s.market_head[c, g], g]), count)
         public = np.int64(0)
         for a in range(n):
-            public += np.int64(portfolio[a, c, g]) + np.int64(known[a, c, g])
-        out[_UNSEEN + c] = _unseen_count(_SIZES[c], public, own, np.int64(known[k, c, g]), count)
-    out[_PILE] = _pile_left(np.int64(pile_pos[g]))
-    if barred[g] >= 0:
-        out[_BARRED + barred[g]] = 1
-    out[_TURN] = turn[g]
-    out[_ROUND + min(np.int64(round_[g]), _LAST_ROUND)] = 1
-
-
-def state_arrays(state: State) -> tuple[np.ndarray, ...]:
-    """The arguments of :func:`observe_into` after ``seat``: the State's arrays it reads."""
-    s = state
-    return (s.hand, s.portfolio, s.known, s.coins, s.chip, s.market_count, s.market_head, s.market_paid,
-            s.market_stamp, s.market_coins, s.pile_pos, s.num_players, s.current, s.phase, s.barred, s.turn,
-            s.round, s.round_points)
+            public += np.int64(s.portfolio[a, c, g]) + np.int64(s.known[a, c, g])
+        out[_UNSEEN + c] = _unseen_count(_SIZES[c], public, own, np.int64(s.known[k, c, g]), count)
+    out[_PILE] = _pile_left(np.int64(s.pile_pos[g]))
+    if s.barred[g] >= 0:
+        out[_BARRED + s.barred[g]] = 1
+    out[_TURN] = s.turn[g]
+    out[_ROUND + min(np.int64(s.round[g]), _LAST_ROUND)] = 1
 
 
 def observe_game(state: State, game: int, seat: int, out: np.ndarray | None = None) -> np.ndarray:
@@ -122,5 +112,5 @@ def observe_game(state: State, game: int, seat: int, out: np.ndarray | None = No
         out = np.empty(OBS_DIM, np.float32)
     elif out.shape != (OBS_DIM,) or out.dtype != np.float32:
         raise ValueError(f"out must be float32 of shape [{OBS_DIM}], got {out.dtype} {list(out.shape)}")
-    observe_into(out, game, seat, *state_arrays(state))
+    observe_into(out, game, seat, arrays(state))
     return out

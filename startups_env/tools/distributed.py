@@ -35,7 +35,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 
-from startups_env.core import is_int
+from startups_env.checks import is_int
 
 #: Times Ray plays a shard again after its worker died.
 MAX_RETRIES = 3

@@ -27,7 +27,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo.utils.wrappers import BaseWrapper
 
-from .rules import NUM_ACTIONS
+from startups_env.startups.rules import NUM_ACTIONS
 
 __all__ = ["MaskInInfos", "RenameKeys", "TerminateIllegal"]
 
