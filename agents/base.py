@@ -4,10 +4,10 @@ which no bot imports).
 An :class:`Agent` is a :class:`startups_env.table.policy.Policy` (the protocol every driver
 uses) with its own seeded generator: it picks one legal action in each of B games at once
 from what its player may know, the observation vector (``startups_env.startups.observe``) and,
-where it declares them in ``needs``, the :func:`startups_env.startups.simulator.public_state` (bots
+where it declares them in ``needs``, the :func:`startups_env.startups.state.public_state` (bots
 that sample hidden information: search) and the table's
 :class:`startups_env.startups.history.History`. Agents never receive a full
-:class:`~startups_env.startups.simulator.State`, so they cannot peek at hidden cards.
+:class:`~startups_env.startups.state.State`, so they cannot peek at hidden cards.
 
 The drivers live in the library: :class:`startups_env.table.driver.Table` (and
 :func:`~startups_env.table.driver.act_for_seats`, one step of one) for batches,
@@ -34,7 +34,7 @@ class Agent(Policy):
         name: a short display name (the arena prints it).
         needs: what :meth:`act` must be given besides obs and mask (see
             :mod:`startups_env.table.policy`): ``"public"`` for
-            ``public=startups_env.startups.simulator.public_state(state, seats)``, ``"history"`` for the
+            ``public=startups_env.startups.state.public_state(state, seats)``, ``"history"`` for the
             table's :class:`~startups_env.startups.history.History` of the same games.
         rng: the agent's generator (agents never use global random state).
 

@@ -46,7 +46,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 
-from startups_env.envs.aec import _OrderEnforcing
+from startups_env.envs.aec import OrderEnforcing
 from startups_env.envs.aec import env as make_env
 from startups_env.startups.backend import BACKENDS, numba_available
 from startups_env.startups.simulator import Simulator
@@ -137,7 +137,7 @@ def aec_bare_rate(players: int, seconds: float, seed: int = 0) -> float:
     """Decisions per second of the same loop over :class:`_BareEnv`, wrapped as ``env()``
     wraps ours: the ceiling of that loop, what PettingZoo's loop and gymnasium's masked
     ``sample`` cost by themselves."""
-    return _random_agent_rate(_OrderEnforcing(_BareEnv(players)), seconds, seed)
+    return _random_agent_rate(OrderEnforcing(_BareEnv(players)), seconds, seed)
 
 
 class _BareEnv(AECEnv):
@@ -268,7 +268,7 @@ def _median(measure, repeats: int) -> int:
     return round(statistics.median(measure(seed) for seed in range(repeats)))
 
 
-def main(argv=None) -> None:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m startups_env.agents.bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--players", type=int, default=4, help="table size, 2-7 (default 4)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per figure; the median is printed (default 3)")
@@ -280,14 +280,19 @@ def main(argv=None) -> None:
     parser.add_argument("--quick", action="store_true", help="short runs, for a smoke test")
     parser.add_argument("--clock", choices=sorted(_CLOCKS), default="wall",
                         help="wall (default) or cpu: this process's CPU time, steadier on a shared, busy machine")
+    return parser
+
+
+def _checked_args(argv) -> argparse.Namespace:
+    """The command line, checked (an error names the flag), with the defaults of --quick
+    filled in and ``sizes`` (the batch sizes) parsed."""
+    parser = _parser()
     args = parser.parse_args(argv)
-    global _clock
-    _clock = _CLOCKS[args.clock]
     try:
-        sizes = [int(x) for x in args.batch_sizes.split(",") if x.strip()]
+        args.sizes = [int(x) for x in args.batch_sizes.split(",") if x.strip()]
     except ValueError:
         parser.error(f"--batch-sizes must be comma-separated integers, got {args.batch_sizes!r}")
-    if any(b < 1 for b in sizes):
+    if any(b < 1 for b in args.sizes):
         parser.error("--batch-sizes must be positive")
     if args.repeats < 1:
         parser.error("--repeats must be >= 1")
@@ -301,9 +306,59 @@ def main(argv=None) -> None:
         Rules(num_players=args.players)
     except ValueError as err:
         parser.error(str(err))
-    seconds = args.seconds if args.seconds is not None else (0.25 if args.quick else 2.0)
-    if seconds <= 0:
+    if args.seconds is None:
+        args.seconds = 0.25 if args.quick else 2.0
+    if args.seconds <= 0:
         parser.error("--seconds must be positive")
+    return args
+
+
+def _print_batch_rates(players: int, sizes: list[int], seconds: float, repeats: int, backends: list[str]) -> None:
+    for b in sizes:
+        # Each repeat on every backend in turn, so that each ratio is taken between runs
+        # seconds apart: a shared machine's speed drifts by a third within the hour, and the
+        # ratio is what it measures well.
+        runs = [{backend: batch_rate(players, b, seconds, seed, backend) for backend in backends}
+                for seed in range(repeats)]
+        for backend in backends:
+            rate = round(statistics.median(run[backend] for run in runs))
+            print(f"batch B={b} players={players} backend={backend} decisions_per_s={rate}", flush=True)
+        if "numba" in backends:
+            ratio = statistics.median(run["numba"] / run["numpy"] for run in runs)
+            print(f"batch_speedup B={b} players={players} numba_over_numpy={ratio:.2f}", flush=True)
+
+
+def _print_aec_rates(players: int, seconds: float, repeats: int, backends: list[str]) -> None:
+    # The AEC env on each installed backend, and beside it the same loop over a do-nothing
+    # env: that loop's ceiling, measured in the same run so that the ratio is fair.
+    for backend in backends:
+        rate = _median(lambda seed, backend=backend: aec_rate(players, seconds, seed, backend), repeats)
+        print(f"aec players={players} backend={backend} decisions_per_s={rate}", flush=True)
+    rate = _median(lambda seed: aec_bare_rate(players, seconds, seed), repeats)
+    print(f"aec_bare players={players} decisions_per_s={rate}", flush=True)
+
+
+def _print_search_times(players: int, games: int, repeats: int, backends: list[str]) -> None:
+    # One game's decisions first, untimed: the search's own compiled kernels (the rollout,
+    # the hand reading, the world sampling) load from the on-disk cache, or compile, on
+    # their first use, and that once-a-process cost is no decision's (numpy gets them too,
+    # so that neither backend's first timed call carries the imports).
+    search_seconds_per_decision(search_decisions(players, 1), 0, backends)
+    runs = [search_seconds_per_decision(search_decisions(players, games, seed), seed, backends)
+            for seed in range(repeats)]
+    for backend in backends:
+        value = statistics.median(run[backend] for run in runs)
+        print(f"search players={players} backend={backend} games={games} seconds_per_decision={value:.4f}",
+              flush=True)
+    if "numba" in backends:
+        ratio = statistics.median(run["numpy"] / run["numba"] for run in runs)
+        print(f"search_speedup players={players} numba_over_numpy={ratio:.2f}", flush=True)
+
+
+def main(argv=None) -> None:
+    args = _checked_args(argv)
+    global _clock
+    _clock = _CLOCKS[args.clock]
     p, r = args.players, args.repeats
     backends = [b for b in BACKENDS if b == "numpy" or numba_available()]
     if "numba" in backends:
@@ -311,42 +366,12 @@ def main(argv=None) -> None:
         compiled_first_use(p)
         print(f"numba_first_use_s={time.perf_counter() - start:.2f}  (compile, or load from the on-disk cache)",
               flush=True)
-
-    for b in sizes:
-        # Each repeat on every backend in turn, so that each ratio is taken between runs
-        # seconds apart: a shared machine's speed drifts by a third within the hour, and the
-        # ratio is what it measures well.
-        runs = [{backend: batch_rate(p, b, seconds, seed, backend) for backend in backends} for seed in range(r)]
-        for backend in backends:
-            rate = round(statistics.median(run[backend] for run in runs))
-            print(f"batch B={b} players={p} backend={backend} decisions_per_s={rate}", flush=True)
-        if "numba" in backends:
-            ratio = statistics.median(run["numba"] / run["numpy"] for run in runs)
-            print(f"batch_speedup B={b} players={p} numba_over_numpy={ratio:.2f}", flush=True)
-    # The AEC env on each installed backend, and beside it the same loop over a do-nothing
-    # env: that loop's ceiling, measured in the same run so that the ratio is fair.
-    for backend in backends:
-        rate = _median(lambda seed, backend=backend: aec_rate(p, seconds, seed, backend), r)
-        print(f"aec players={p} backend={backend} decisions_per_s={rate}", flush=True)
-    rate = _median(lambda seed: aec_bare_rate(p, seconds, seed), r)
-    print(f"aec_bare players={p} decisions_per_s={rate}", flush=True)
+    _print_batch_rates(p, args.sizes, args.seconds, r, backends)
+    _print_aec_rates(p, args.seconds, r, backends)
     if args.search_games:
-        # One game's decisions first, untimed: the search's own compiled kernels (the
-        # rollout, the hand reading, the world sampling) load from the on-disk cache, or
-        # compile, on their first use, and that once-a-process cost is no decision's (numpy
-        # gets them too, so that neither backend's first timed call carries the imports).
-        search_seconds_per_decision(search_decisions(p, 1), 0, backends)
-        runs = [search_seconds_per_decision(search_decisions(p, args.search_games, seed), seed, backends)
-                for seed in range(r)]
-        for backend in backends:
-            value = statistics.median(run[backend] for run in runs)
-            print(f"search players={p} backend={backend} games={args.search_games} "
-                  f"seconds_per_decision={value:.4f}", flush=True)
-        if "numba" in backends:
-            ratio = statistics.median(run["numpy"] / run["numba"] for run in runs)
-            print(f"search_speedup players={p} numba_over_numpy={ratio:.2f}", flush=True)
+        _print_search_times(p, args.search_games, r, backends)
     if args.observe_batch:
-        rate = _median(lambda seed: observe_rate(p, args.observe_batch, seconds, seed), r)
+        rate = _median(lambda seed: observe_rate(p, args.observe_batch, args.seconds, seed), r)
         print(f"observe B={args.observe_batch} players={p} obs_per_s={rate}", flush=True)
     print(f"state_bytes_per_game={state_bytes_per_game(p)}", flush=True)
 

@@ -379,32 +379,23 @@ def decision_log_prob_game(s, g, hands, column, action, params, temperature, sco
     under the search bot's model of the other players: the greedy bot with softmax noise,
     ``P(action) ~ exp(greedy score / temperature)`` over its legal actions; -inf where that
     hand lacks a card its player was known to hold, or the action is not legal.
-    ``scores`` float32[19], ``legal`` bool[19]: scratch. Allocates nothing.
+    ``scores`` float32[19], ``legal`` bool[19, 1]: scratch. Allocates nothing.
     (search._decision_log_prob for one game.)"""
     seat = s.current[g]
     for c in range(C):
         if hands[0, c, column] < s.known[seat, c, g]:
             return -np.inf
     _scores(s, g, hands, 0, column, params, scores)
-    # The legal actions (kernels.legal_game, with the hand held here): at a take, a draw the
-    # player can pay for or a market card of a company whose chip it lacks; at a put-down,
-    # any hand card face up, or into the market unless just taken from it.
-    put = s.phase[g] == PUT_PHASE
-    legal[DRAW] = not put and s.coins[seat, g] >= kernels.draw_cost(g, seat, s)
-    for c in range(C):
-        held = hands[0, c, column] > 0
-        legal[TAKE + c] = not put and s.market_count[c, g] > 0 and s.chip[c, g] != seat
-        legal[KEEP + c] = put and held
-        legal[MARKET + c] = put and held and c != s.barred[g]
+    kernels.legal_holding(legal, 0, g, s, hands, 0, column)  # (the hand held here, not the game's)
     top = -np.inf
     for a in range(NUM_ACTIONS):
-        if legal[a]:
+        if legal[a, 0]:
             top = max(top, np.float64(scores[a]) / temperature)
-    if not (top > -np.inf and 0 <= action < NUM_ACTIONS and legal[action]):
+    if not (top > -np.inf and 0 <= action < NUM_ACTIONS and legal[action, 0]):
         return -np.inf
     total = 0.0  # the softmax's denominator, relative to its largest term
     for a in range(NUM_ACTIONS):
-        if legal[a]:
+        if legal[a, 0]:
             total += np.exp(np.float64(scores[a]) / temperature - top)
     chosen = np.float64(scores[action]) / temperature - (top + np.log(total))
     return chosen if np.isfinite(chosen) else -np.inf
@@ -443,5 +434,5 @@ def decision_log_probs(states: State, games: np.ndarray, hand: np.ndarray, actio
     out = np.empty(r, np.float64)
     _decision_log_probs(arrays(states), games.astype(np.intp), hand.astype(np.int64)[None], action.astype(np.int64),
                         kernel_params(params), float(temperature), np.empty(NUM_ACTIONS, np.float32),
-                        np.empty(NUM_ACTIONS, np.bool_), out)
+                        np.empty((NUM_ACTIONS, 1), np.bool_), out)
     return out

@@ -396,12 +396,12 @@ class SearchAgent(Agent):
             self.rollout_policy.seed(self.rng)
 
     def act(self, obs, mask, *, public=None, history: History | None = None):
-        """public: ``startups_env.startups.simulator.public_state(state, seats)`` of the same games;
+        """public: ``startups_env.startups.state.public_state(state, seats)`` of the same games;
         history: their :class:`~startups_env.startups.history.History` (required unless the bot
         was built with ``infer_hands=False``; ignored then)."""
         obs, mask = check_act_inputs(obs, mask)
         if public is None or not isinstance(public, State) or public.batch_size != obs.shape[0]:
-            raise ValueError("search needs public=startups_env.startups.simulator.public_state(state, seats) for the same games")
+            raise ValueError("search needs public=startups_env.startups.state.public_state(state, seats) for the same games")
         if self.infer_hands:
             if history is None:
                 raise ValueError("search reads the other hands from history= (the startups_env.startups.history.History "

@@ -23,7 +23,7 @@ MOVED = {
     "queries": ("startups_env.startups.queries",),
     "kernels": ("startups_env.startups.numba_backend",),
     "observe": ("startups_env.startups.observe",),
-    "observe_kernel": ("startups_env.startups.observe_numba",),
+    "observe_kernel": ("startups_env.startups.numba_backend",),
     "history": ("startups_env.startups.history",),
     "render": ("startups_env.startups.render",),
     "aec": ("startups_env.envs.aec",),

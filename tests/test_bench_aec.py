@@ -7,12 +7,12 @@ import pytest
 from pettingzoo.test import api_test
 
 from startups_env.agents import bench
-from startups_env.envs.aec import _OrderEnforcing, raw_env
+from startups_env.envs.aec import OrderEnforcing, raw_env
 
 
 @pytest.mark.parametrize("players", [2, 4, 7])
 def test_bare_env_is_a_valid_aec_env_with_our_agents_and_spaces(players):
-    bare, ours = _OrderEnforcing(bench._BareEnv(players)), raw_env(players, backend="numpy")
+    bare, ours = OrderEnforcing(bench._BareEnv(players)), raw_env(players, backend="numpy")
     assert bare.possible_agents == ours.possible_agents
     for agent in ours.possible_agents:
         assert bare.action_space(agent) == ours.action_space(agent)
@@ -23,7 +23,7 @@ def test_bare_env_is_a_valid_aec_env_with_our_agents_and_spaces(players):
 
 
 def test_bare_env_games_last_their_episode_then_every_agent_steps_dead():
-    env = _OrderEnforcing(bench._BareEnv(3))
+    env = OrderEnforcing(bench._BareEnv(3))
     env.reset(seed=0)
     decisions, seen = 0, []
     for agent in env.agent_iter():

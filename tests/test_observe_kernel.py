@@ -1,4 +1,4 @@
-"""The compiled one-game observation (``startups_env.startups.observe_numba``) equals
+"""The compiled one-game observation (``startups_env.startups.numba_backend.observe_game``) equals
 ``observe.observe()`` bit for bit: every observer of every game, at every table size, in the
 standard and the round game, finished games and turn counts past the int8 range included;
 its layout follows ``observe.PIECES``, and a changed layout stops the import."""
@@ -12,9 +12,9 @@ pytest.importorskip("numba")
 
 from startups_env import Rules, Simulator  # noqa: E402
 from startups_env.startups import observe  # noqa: E402
-from startups_env.startups import observe_numba as observe_kernel  # noqa: E402
+from startups_env.startups import numba_backend as observe_kernel  # noqa: E402
 from startups_env.startups.observe import OBS_DIM, PIECES  # noqa: E402
-from startups_env.startups.observe_numba import observe_game  # noqa: E402
+from startups_env.startups.numba_backend import observe_game  # noqa: E402
 from startups_env.startups.rules import MAX_PLAYERS  # noqa: E402
 
 

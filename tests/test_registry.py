@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 AGENTS = ROOT / "agents"
 MODULES = sorted(path.stem for path in AGENTS.glob("*.py") if path.stem != "__init__")
 #: The modules that build agents by name; every other module of agents/ is a bot or a bot's part.
-REGISTRY_USERS = {"__init__", "registry", "arena", "ladder", "play"}
+REGISTRY_USERS = {"__init__", "registry", "arena", "ladder", "play", "bench"}
 
 
 # ----------------------------------------------------------------------------- import graph

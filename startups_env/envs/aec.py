@@ -153,7 +153,7 @@ During play the infos are empty dicts.
 
 Bots that sample hidden cards (the search bot) need more than the observation vector:
 `env.public_state(agent)` is the game as `agent` may know it (a one-game
-`startups_env.startups.simulator.State`: the other hands reduced to their publicly known cards, no
+`startups_env.startups.state.State`: the other hands reduced to their publicly known cards, no
 deck), and an env made with `env(..., history=True)` keeps `env.history`, the table's
 put-downs as everyone saw them (`startups_env.startups.history.History`; off by default, as it
 costs time on every put-down). Both are what `startups_env.table.policy` calls `public` and
@@ -177,7 +177,7 @@ cards raises `ValueError`. Other option keys are ignored with a warning.
 
 `env(..., backend="numba")`, the default wherever numba is installed (the `fast` extra),
 steps the game with the compiled rules of `startups_env.startups.numba_backend` and observes with the
-compiled `startups_env.startups.observe_numba`; `backend="numpy"` runs the numpy reference. Both
+compiled `startups_env.startups.numba_backend.observe_game`; `backend="numpy"` runs the numpy reference. Both
 play the same games, seed for seed, with the same observations, masks, rewards and infos.
 `python -m startups_env.agents.bench` prints the random-agent loop's speed on each, beside the
 same loop over a do-nothing env (`aec_bare`), that loop's ceiling.
@@ -221,7 +221,7 @@ def env(num_players: int | None = None, rules: Rules | None = None, render_mode:
     raises ``ValueError`` for an out-of-range or illegal action (an assert would vanish
     under ``python -O``, and the game does not end on a caller's bug).
     """
-    return _OrderEnforcing(raw_env(num_players, rules, render_mode, history=history, backend=backend,
+    return OrderEnforcing(raw_env(num_players, rules, render_mode, history=history, backend=backend,
                                    **rules_kwargs))
 
 
@@ -229,7 +229,7 @@ def _before_reset(call: str) -> ValueError:
     return ValueError(f"{call}() needs a game: call reset() first")
 
 
-class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
+class OrderEnforcing(wrappers.OrderEnforcingWrapper):
     """PettingZoo's ``OrderEnforcingWrapper`` with ``last()`` answered by the wrapped
     environment once it has been reset: the same values, without forwarding each of the
     six attributes ``last()`` reads through the wrapper's ``__getattr__`` (about a tenth
@@ -373,7 +373,7 @@ class raw_env(AECEnv):
     def last(self, observe: bool = True):
         if not self._has_game:
             raise _before_reset("last")
-        # AECEnv.last, inlined: env() answers every last() here (see _OrderEnforcing).
+        # AECEnv.last, inlined: env() answers every last() here (see OrderEnforcing).
         agent = self.agent_selection
         return (self.observe(agent) if observe else None, self._cumulative_rewards[agent],
                 self.terminations[agent], self.truncations[agent], self.infos[agent])
@@ -398,9 +398,9 @@ class raw_env(AECEnv):
         return {"observation": obs, "action_mask": mask}
 
     def public_state(self, agent: str) -> State:
-        """The game as ``agent`` may know it: a one-game :class:`~startups_env.startups.simulator.State`
+        """The game as ``agent`` may know it: a one-game :class:`~startups_env.startups.state.State`
         with the other hands reduced to their publicly known cards and the deck hidden
-        (:func:`startups_env.startups.simulator.public_state`). For the agent on turn, this is the
+        (:func:`startups_env.startups.state.public_state`). For the agent on turn, this is the
         ``public=`` of a policy that needs it (:mod:`startups_env.table.policy`). A fresh copy."""
         if not self._has_game:
             raise _before_reset("public_state")

@@ -15,7 +15,7 @@ from a list handed in by the caller (an opponent pool; optional sampling weights
 opponent is a policy (:mod:`startups_env.table.policy`): a batched callable ``opponent(obs, mask)
 -> actions`` (obs float32[k, OBS_DIM] of the seat to act, mask bool[k, 19], actions int[k])
 or any object with such an ``act`` method, given what its ``needs`` declare: ``public=`` (a
-:class:`~startups_env.startups.simulator.State` of the k games holding only what the acting seat may
+:class:`~startups_env.startups.state.State` of the k games holding only what the acting seat may
 know) and ``history=`` (the :class:`~startups_env.startups.history.History` the batch keeps of its
 games, the learner's moves included, when an opponent needs it). The opponents are seated
 by a :class:`startups_env.table.driver.Table`, as in the arena, so a bot plays here as it plays

@@ -47,7 +47,7 @@ class History:
 
     Attributes:
         state, earlier_state: States of ``MAX_PLAYERS * B`` rows (row ``seat * B + game``),
-            the fully public state (:func:`~startups_env.startups.simulator.public_state` for no seat:
+            the fully public state (:func:`~startups_env.startups.state.public_state` for no seat:
             every hand reduced to its publicly known cards, no deck) before the latest and
             the one-before-latest put-down.
         action, earlier_action: int64[MAX_PLAYERS, B], those put-down action ids; -1 where

@@ -1,5 +1,5 @@
 """The compiled backend: the rules of *Startups* game by game, in numba, over the arrays
-of :class:`startups_env.startups.simulator.State`.
+of :class:`startups_env.startups.state.State`.
 
 :mod:`startups_env.startups.simulator` is the reference: its numpy step applies every rule to the whole
 batch at once. The kernels here apply the same rules to one game at a time, in plain
@@ -33,11 +33,11 @@ import numba
 import numpy as np
 
 from startups_env.startups import queries, rules
-from startups_env.startups.observe import OBS_DIM
-from startups_env.startups.observe_numba import observe_into
-from startups_env.startups.rules import (DECK_SIZE, HAND_SIZE, MAX_PLAYERS, NUM_ACTIONS, NUM_COMPANIES, NUM_REMOVED,
-                                         PUT_PHASE, STARTING_COINS, TAKE_PHASE, Action)
-from startups_env.startups.state import StepResult, arrays, illegal_actions_error
+from startups_env.startups.observe import OBS_DIM, PIECES, SLICES
+from startups_env.startups.rules import (COMPANY_SIZES, DECK_SIZE, HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS,
+                                         NUM_COMPANIES, NUM_REMOVED, PUT_PHASE, ROUND_GAME_ROUNDS, STARTING_COINS,
+                                         TAKE_PHASE, Action)
+from startups_env.startups.state import State, StepResult, arrays, illegal_actions_error
 
 
 
@@ -96,6 +96,29 @@ def _inline(function):
     return numba.njit(cache=True, nogil=True, inline="always")(function)
 
 
+class CallSite:
+    """One place that calls a kernel from Python with arguments whose types never change
+    there (the simulator's state record, its masks, its action arrays). The first call goes
+    through numba's dispatcher, which compiles or loads the kernel and types every argument;
+    later calls go straight to that compiled version, because typing the state record on
+    every call (about 20 us) cost more than a one-game step."""
+
+    __slots__ = ("kernel", "entry")
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+        self.entry = None
+
+    def __call__(self, *args):
+        if self.entry is not None:
+            return self.entry(*args)
+        result = self.kernel(*args)
+        overloads = getattr(self.kernel, "overloads", None)  # (none where NUMBA_DISABLE_JIT runs plain Python)
+        if overloads is not None:
+            self.entry = overloads[tuple(numba.typeof(arg) for arg in args)].entry_point
+        return result
+
+
 def loop_body(function):
     """The body of a loop over games that numba may run on threads: a compiled function
     called, not inlined. (Inlined into a ``prange`` loop, numba 0.68 drops the writes made
@@ -133,6 +156,8 @@ card_coins = _inline(queries.card_coins)
 takes_chip = _inline(queries.takes_chip)
 pile_start = _inline(rules.pile_start)
 relative_seat = _inline(queries.relative_seat)
+pile_left = _inline(queries.pile_left)
+unseen_count = _inline(queries.unseen_count)
 
 # Every kernel takes the arrays it reads or writes as separate arguments, in State's names:
 # numba passes a named tuple of arrays by value, and reading fields of one inside the loop
@@ -196,24 +221,32 @@ def _running(g, s):
 def legal_actions(legal, g, s):
     """Write game g's legal actions into column g of ``legal`` (bool[19, W]: ``legal[a, g]``
     is action a's flag); all False once the game is over. The rule of :func:`legal_block`
-    for one game, as the rulebook puts it: it indexes the player's rows directly, which for
-    a single game (a rollout's move, a game whose round just ended) is faster than the
-    block's arithmetic over every seat."""
-    for a in range(NUM_ACTIONS):
-        legal[a, g] = False
+    for one game, as the rulebook puts it (:func:`legal_holding`): it indexes the player's
+    rows directly, which for a single game (a rollout's move, a game whose round just
+    ended) is faster than the block's arithmetic over every seat."""
     if s.terminated[g] or s.truncated[g]:
+        for a in range(NUM_ACTIONS):
+            legal[a, g] = False
         return
+    legal_holding(legal, g, g, s, s.hand, s.current[g], g)
+
+
+@_inline
+def legal_holding(legal, column, g, s, hands, row, hand_column):
+    """Write into column ``column`` of ``legal`` (bool[19, W]) the actions legal in running
+    game g to the player to act, were its hand ``hands[row, :, hand_column]`` (cards per
+    company: its own, or one a bot supposes). At a take: a draw it can afford (a coin on
+    every market card of the companies whose chip it lacks), or the oldest market card of
+    such a company; at a put-down, a hand card face up, or into the market unless it was
+    just taken from there. (Indices, not views: a view per call slowed the rollouts.)"""
     seat = s.current[g]
-    if s.phase[g] == TAKE_PHASE:
-        # Draw: the player must afford a coin on every market card of the companies it may take.
-        legal[DRAW, g] = s.coins[seat, g] >= draw_cost(g, seat, s)
-        for c in range(C):  # take the oldest market card of a company whose chip it lacks
-            legal[TAKE + c, g] = s.market_count[c, g] > 0 and s.chip[c, g] != seat
-    else:
-        for c in range(C):  # put down a hand card: face up, or into the market unless just taken
-            held = s.hand[seat, c, g] > 0
-            legal[KEEP + c, g] = held
-            legal[MARKET + c, g] = held and c != s.barred[g]
+    take = s.phase[g] == TAKE_PHASE
+    legal[DRAW, column] = take and s.coins[seat, g] >= draw_cost(g, seat, s)
+    for c in range(C):
+        legal[TAKE + c, column] = take and s.market_count[c, g] > 0 and s.chip[c, g] != seat
+        put = not take and hands[row, c, hand_column] > 0
+        legal[KEEP + c, column] = put
+        legal[MARKET + c, column] = put and c != s.barred[g]
 
 
 @_inline
@@ -571,6 +604,93 @@ def _end_part(lo, hi, games, decks, starters, ended_terminated, ended_truncated,
 end_games, end_games_parallel = serial_and_parallel(_end_games)
 
 
+# ----------------------------------------------------------------------------- the observation
+# The pieces, in order, with the shapes the kernel below writes them in.
+_WRITTEN = {
+    "num_players": (MAX_PLAYERS - MIN_PLAYERS + 1,), "phase": (2,), "current_player": (P,), "hand": (C,),
+    "portfolios": (P, C), "known_hands": (P, C), "coins": (P,), "chips": (C, P), "market_cards": (C,),
+    "market_coins": (C,), "take_coins": (C,), "pile": (1,), "barred": (C,), "unseen": (C,), "turn": (1,),
+    "round": (ROUND_GAME_ROUNDS,), "round_points": (P,),
+}
+if [(p.name, p.shape) for p in PIECES] != list(_WRITTEN.items()):
+    raise ImportError("startups_env.startups.observe.PIECES is not the layout startups_env.startups.numba_backend writes: "
+                      "update the kernel with the pieces")
+
+# Offsets of the pieces (module-level ints: numba compiles them in as constants).
+_NUM_PLAYERS, _PHASE, _CURRENT, _HAND = (SLICES[k].start for k in ("num_players", "phase", "current_player", "hand"))
+_PORTFOLIOS, _KNOWN, _COINS, _CHIPS = (SLICES[k].start for k in ("portfolios", "known_hands", "coins", "chips"))
+_MARKET_CARDS, _MARKET_COINS, _TAKE_COINS = (SLICES[k].start for k in ("market_cards", "market_coins", "take_coins"))
+_PILE, _BARRED, _UNSEEN, _TURN = (SLICES[k].start for k in ("pile", "barred", "unseen", "turn"))
+_ROUND, _ROUND_POINTS = SLICES["round"].start, SLICES["round_points"].start
+_LAST_ROUND = ROUND_GAME_ROUNDS - 1  # a finished round game has round = rounds: shown as the last
+_SIZES = np.array(COMPANY_SIZES, np.int64)
+
+
+
+@_inline
+def _take_coins(paid, head_stamp, count):
+    # queries.take_coins (which calls card_coins, a Python function numba cannot see into)
+    return card_coins(paid, head_stamp) * (count > 0)
+
+
+@_jit
+def observe_into(out, g, seat, s):
+    """Write the observation of ``seat`` in game ``g`` of a State's arrays (the record of
+    :func:`~startups_env.startups.state.arrays`) into ``out`` float32[OBS_DIM]. The seat
+    must be seated (0 <= seat < num_players[g]); the caller checks."""
+    for i in range(out.shape[0]):
+        out[i] = 0
+    n = np.int64(s.num_players[g])
+    k = np.int64(seat)
+    out[_NUM_PLAYERS + n - MIN_PLAYERS] = 1
+    out[_PHASE + s.phase[g]] = 1
+    out[_CURRENT + relative_seat(np.int64(s.current[g]), k, n)] = 1
+    for r in range(n):  # relative seat r is absolute seat a
+        a = (k + r) % n
+        for c in range(C):
+            out[_PORTFOLIOS + r * C + c] = s.portfolio[a, c, g]
+            out[_KNOWN + r * C + c] = s.known[a, c, g]
+        out[_COINS + r] = s.coins[a, g]
+        out[_ROUND_POINTS + r] = s.round_points[a, g]
+    for c in range(C):
+        own = np.int64(s.hand[k, c, g])
+        out[_HAND + c] = own
+        holder = np.int64(s.chip[c, g])
+        if holder >= 0:
+            out[_CHIPS + c * P + relative_seat(holder, k, n)] = 1
+        count = np.int64(s.market_count[c, g])
+        out[_MARKET_CARDS + c] = count
+        out[_MARKET_COINS + c] = s.market_coins[c, g]
+        out[_TAKE_COINS + c] = _take_coins(np.int64(s.market_paid[c, g]),
+                                           np.int64(s.market_stamp[c, s.market_head[c, g], g]), count)
+        public = np.int64(0)
+        for a in range(n):
+            public += np.int64(s.portfolio[a, c, g]) + np.int64(s.known[a, c, g])
+        out[_UNSEEN + c] = unseen_count(_SIZES[c], public, own, np.int64(s.known[k, c, g]), count)
+    out[_PILE] = pile_left(np.int64(s.pile_pos[g]))
+    if s.barred[g] >= 0:
+        out[_BARRED + s.barred[g]] = 1
+    out[_TURN] = s.turn[g]
+    out[_ROUND + min(np.int64(s.round[g]), _LAST_ROUND)] = 1
+
+
+def observe_game(state: State, game: int, seat: int, out: np.ndarray | None = None) -> np.ndarray:
+    """float32[OBS_DIM]: the observation of ``seat`` in game ``game`` of ``state``, equal to
+    ``observe(state, seats)[game]`` with ``seats[game] = seat``. ``out``: an optional
+    float32[OBS_DIM] array to fill and return."""
+    game, seat = int(game), int(seat)
+    if not 0 <= game < state.batch_size:
+        raise ValueError(f"game must be in [0, {state.batch_size}), got {game}")
+    if not 0 <= seat < int(state.num_players[game]):
+        raise ValueError(f"seat must be in [0, {int(state.num_players[game])}) (the table size), got {seat}")
+    if out is None:
+        out = np.empty(OBS_DIM, np.float32)
+    elif out.shape != (OBS_DIM,) or out.dtype != np.float32:
+        raise ValueError(f"out must be float32 of shape [{OBS_DIM}], got {out.dtype} {list(out.shape)}")
+    observe_into(out, game, seat, arrays(state))
+    return out
+
+
 class NumbaBackend:
     """The compiled rules applied to the games of one simulator (``sim``), whose state the
     kernels change in place. It keeps the legal mask the kernels wrote (bool[19, W], see
@@ -578,6 +698,13 @@ class NumbaBackend:
     [19, B] view."""
 
     name = "numba"
+    # The kernels' call sites (see CallSite: one each, their argument types fixed).
+    _legal_rows, _legal_columns, _legal_choice = CallSite(legal_rows), CallSite(legal_columns), CallSite(legal_choice)
+    _deal, _deal_threaded = CallSite(deal_rounds), CallSite(deal_rounds_parallel)
+    _score, _score_threaded = CallSite(score_rounds), CallSite(score_rounds_parallel)
+    _step, _step_threaded = CallSite(step_games), CallSite(step_games_parallel)
+    _end, _end_threaded = CallSite(end_games), CallSite(end_games_parallel)
+    _step_one_game, _count_illegal, _observe = CallSite(step_one_game), CallSite(count_illegal), CallSite(observe_into)
 
     def __init__(self, sim):
         self.sim = sim
@@ -591,14 +718,23 @@ class NumbaBackend:
         self._one_game = np.zeros(1, np.intp)  # game 0: the game whose round ended, at B = 1
         self._arange = np.arange(b)
         self._rules = sim.rules.params  # the settings the kernels read, as one record
+        self._record = None  # the state's arrays as one record (state.arrays), until the state changes
 
     @property
     def state(self):
         return self.sim.state
 
+    @property
+    def record(self):
+        """The simulator's state as the record the kernels take (kept until :meth:`forget`)."""
+        if self._record is None:
+            self._record = arrays(self.sim.state)
+        return self._record
+
     def forget(self) -> None:
-        """Drop the kept mask: the state changed outside the rules."""
+        """Drop the kept mask and record: the state changed outside the rules."""
         self._mask_cache = None
+        self._record = None
 
     def _cache(self, mask: np.ndarray) -> np.ndarray:
         self._compiled_mask = mask
@@ -610,7 +746,7 @@ class NumbaBackend:
         if self._mask_cache is not None:
             return self._mask_cache
         mask = new_mask(self.batch_size)
-        legal_rows(mask, arrays(self.state))
+        self._legal_rows(mask, self.record)
         return self._cache(mask)
 
     def phase_games(self) -> tuple[np.ndarray, np.ndarray]:
@@ -625,33 +761,34 @@ class NumbaBackend:
         (:func:`legal_choice`)."""
         flags = np.ascontiguousarray(rows) if given else self._compiled_mask
         scratch = np.empty((2, rows.shape[1]), np.int8)
-        legal_choice(flags, u, lo, hi, choice, scratch[0], scratch[1])
+        self._legal_choice(flags, u, lo, hi, choice, scratch[0], scratch[1])
 
     def deal(self, games: np.ndarray, decks: np.ndarray, starters: np.ndarray) -> None:
         """Deal fresh rounds (:func:`deal_rounds`, on numba's threads for many games)."""
         threaded = games.size >= PARALLEL_ROUNDS_FROM
-        deal = deal_rounds_parallel if threaded else deal_rounds
+        deal = self._deal_threaded if threaded else self._deal
         deal(thread_count() if threaded else 1, np.ascontiguousarray(games, np.intp),
-             np.ascontiguousarray(decks, np.int8), np.ascontiguousarray(starters, np.int8), arrays(self.state))
+             np.ascontiguousarray(decks, np.int8), np.ascontiguousarray(starters, np.int8), self.record)
         self._mask_cache = None
 
     def score(self, games: np.ndarray) -> None:
         """Score the finished rounds of ``games`` (:func:`score_rounds`)."""
         threaded = games.size >= PARALLEL_ROUNDS_FROM
-        score = score_rounds_parallel if threaded else score_rounds
-        score(thread_count() if threaded else 1, games, arrays(self.state))
+        score = self._score_threaded if threaded else self._score
+        score(thread_count() if threaded else 1, np.ascontiguousarray(games, np.intp), self.record)
 
     def step(self, a: np.ndarray, active: np.ndarray | None) -> StepResult:
         """Apply the checked actions ``a`` (intp[B]): every action's legality is checked
         before any game changes; the kernels write the next mask as they step."""
         rows = self.legal_rows()
-        active = self._all_active if active is None else active
+        a = np.ascontiguousarray(a)  # (the kernels' call sites take contiguous arrays: see CallSite)
+        active = self._all_active if active is None else np.ascontiguousarray(active)
         s = self.state
-        record = arrays(s)
-        if count_illegal(self._compiled_mask, a, active, record):
+        record = self.record
+        if self._count_illegal(self._compiled_mask, a, active, record):
             raise illegal_actions_error(s, a, rows[a, self._arange], active & ~s.done)
         over = self._over
-        step = step_games_parallel if self.batch_size >= PARALLEL_FROM else step_games
+        step = self._step_threaded if self.batch_size >= PARALLEL_FROM else self._step
         self._mask_cache = None
         legal = new_mask(self.batch_size)  # the next mask, filled by the step
         step(a, active, self._rules, over, legal, record)
@@ -663,7 +800,7 @@ class NumbaBackend:
         the round goes on."""
         self._mask_cache = None
         legal = new_mask(1)  # the next mask, filled by the step (fresh: a caller may hold the last)
-        if not step_one_game(legal, action, self._rules, arrays(self.state)):
+        if not self._step_one_game(legal, action, self._rules, self.record):
             self._cache(legal)
             return None
         return self._end_rounds(self._one_game, legal)
@@ -677,7 +814,7 @@ class NumbaBackend:
         finally:
             self._next_mask = None
         if ended.size and not self._ended_masked:  # scored, maybe re-dealt: their masks follow from the state now
-            legal_columns(ended, legal, arrays(self.state))
+            self._legal_columns(ended, legal, self.record)
         self._cache(legal)
         return result
 
@@ -687,14 +824,14 @@ class NumbaBackend:
         legal = self._next_mask if self._next_mask is not None else new_mask(self.batch_size)
         n = ended.size
         parallel = n >= PARALLEL_ROUNDS_FROM
-        end = end_games_parallel if parallel else end_games
+        end = self._end_threaded if parallel else self._end
         end(thread_count() if parallel else 1, ended, decks, np.zeros(n, np.int8), results.terminated,
-            results.truncated, results.scores, results.ranks, legal, arrays(self.state))
+            results.truncated, results.scores, results.ranks, legal, self.record)
         self._ended_masked = self._next_mask is not None
         self._mask_cache = None
 
     def observe_one(self, seat: int) -> np.ndarray:
         """float32[OBS_DIM]: the observation of ``seat`` in game 0, compiled."""
         obs = np.empty(OBS_DIM, np.float32)  # (the kernel writes every entry)
-        observe_into(obs, 0, seat, arrays(self.state))
+        self._observe(obs, 0, seat, self.record)
         return obs

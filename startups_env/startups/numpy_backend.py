@@ -342,7 +342,6 @@ class NumpyBackend:
         """Put a card down and end the turn where ``put`` is set; returns the games whose
         round ended."""
         s = self.state
-        cur = seats.cur
         keep = actions < _MARKET_ID
         if not every:
             keep &= put
@@ -357,34 +356,49 @@ class NumpyBackend:
         # Others know one fewer card of that company may still be in hand.
         known = s.known.reshape(-1)
         known[cell] = np.maximum(known[cell] - one, _ZERO)
-        b = self.batch_size
         any_keep = np.count_nonzero(keep)
         if any_keep:
-            portfolio, chip = s.portfolio.reshape(-1), s.chip.reshape(-1)
-            mine = portfolio[cell] + (_ONE if any_keep == b else keep)
-            portfolio[cell] = mine
-            # The chip goes to the first owner, later only to a strictly larger portfolio.
-            holder = chip[row]  # int8, -1 none
-            theirs = portfolio[self._flat(np.maximum(holder, _ZERO) * _COMPANIES + company)]
-            takes_chip = queries.takes_chip(holder, mine, theirs)
-            if any_keep < b:
-                takes_chip &= keep
-            chip[row] = holder + (cur - holder) * takes_chip  # (arithmetic select: see _apply_take)
+            self._keep(keep, any_keep, company, row, cell, seats.cur)
         any_market = np.count_nonzero(to_market)
         if any_market:
-            every_market = any_market == b
-            market_count, market_stamp = s.market_count.reshape(-1), s.market_stamp.reshape(-1)
-            count = market_count[row]
-            slot = s.market_head.reshape(-1)[row] + count
-            slot -= _SLOTS * (slot >= _SLOTS)  # the ring wraps (head and count are each < SLOTS)
-            slot_cell = self._flat(company * _SLOTS + slot)
-            paid = s.market_paid.reshape(-1)[row]  # the new card's stamp
-            if not every_market:  # (free slots keep their old values: states stay canonical)
-                old = market_stamp[slot_cell]
-                paid = old + (paid - old) * to_market
-            market_stamp[slot_cell] = paid
-            market_count[row] = count + (_ONE if every_market else to_market)
-        # End of turn.
+            self._to_market(to_market, any_market == self.batch_size, company, row)
+        return self._end_turn(put, seats, every)
+
+    def _keep(self, keep: np.ndarray, count: int, company: np.ndarray, row: np.ndarray, cell: np.ndarray,
+              cur: np.ndarray) -> None:
+        """The card goes face up into the portfolio in the ``keep`` games (``count`` of
+        them); the anti-monopoly chip follows."""
+        s = self.state
+        portfolio, chip = s.portfolio.reshape(-1), s.chip.reshape(-1)
+        mine = portfolio[cell] + (_ONE if count == self.batch_size else keep)
+        portfolio[cell] = mine
+        # The chip goes to the first owner, later only to a strictly larger portfolio.
+        holder = chip[row]  # int8, -1 none
+        theirs = portfolio[self._flat(np.maximum(holder, _ZERO) * _COMPANIES + company)]
+        takes_chip = queries.takes_chip(holder, mine, theirs)
+        if count < self.batch_size:
+            takes_chip &= keep
+        chip[row] = holder + (cur - holder) * takes_chip  # (arithmetic select: see _apply_take)
+
+    def _to_market(self, to_market: np.ndarray, every_market: bool, company: np.ndarray, row: np.ndarray) -> None:
+        """The card joins its company's market queue, with no coins, in the ``to_market`` games."""
+        s = self.state
+        market_count, market_stamp = s.market_count.reshape(-1), s.market_stamp.reshape(-1)
+        count = market_count[row]
+        slot = s.market_head.reshape(-1)[row] + count
+        slot -= _SLOTS * (slot >= _SLOTS)  # the ring wraps (head and count are each < SLOTS)
+        slot_cell = self._flat(company * _SLOTS + slot)
+        paid = s.market_paid.reshape(-1)[row]  # the new card's stamp
+        if not every_market:  # (free slots keep their old values: states stay canonical)
+            old = market_stamp[slot_cell]
+            paid = old + (paid - old) * to_market
+        market_stamp[slot_cell] = paid
+        market_count[row] = count + (_ONE if every_market else to_market)
+
+    def _end_turn(self, put: np.ndarray, seats: _Seats, every: bool) -> np.ndarray:
+        """End the turn in the ``put`` games: the next seat takes, unless the round ended
+        (the pile is out or the turn cap is reached). Returns the games whose round ended."""
+        s = self.state
         if every:
             s.turn += _ONE16
             s.phase.fill(TAKE_PHASE)
@@ -397,12 +411,12 @@ class NumpyBackend:
         if not every:
             over &= put
         # The turn passes on where a card was put and the round goes on.
+        cur = seats.cur
         s.current[:] = np.where(over, cur, seats.next) if every else np.where(put > over, seats.next, cur)
         if not np.count_nonzero(over):
             return _NO_GAMES
         s.capped |= over & (s.pile_pos < _DECK_SIZE)
         return np.flatnonzero(over)
-
 
     def score(self, games: np.ndarray) -> None:
         """Final payout of the round in ``games`` (intp[n]): fills scores, threes and ranks."""

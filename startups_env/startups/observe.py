@@ -311,19 +311,9 @@ def observe_one_game(state: State, seat, out: np.ndarray | None) -> np.ndarray:
     (s0, s1), (c0, c1) = _SEAT_RUNS[n][k]
     zeros = _ZERO_BYTES[:pad * C]
     own_hand, own_known = hand[k * C:(k + 1) * C], known[k * C:(k + 1) * C]
-    # Unseen, as State.unseen and the batch path. A company's portfolio and known cards are
-    # at most its 10 cards, so int8 holds their sum.
-    public = np.add.reduce(s.portfolio[:n] + s.known[:n], axis=0, dtype=np.int8).tobytes()
-    unseen = list(map(queries.unseen_count, COMPANY_SIZES, public, own_hand, own_known, count))
-    # Take coins, as State.market_take_coins: the coins on each company's head card.
-    paid, stamp = s.market_paid.ravel().tolist(), s.market_stamp.ravel().tolist()  # stamp entry c * SLOTS + slot
-    take = [queries.take_coins(paid[c], stamp[c * SLOTS + head[c]], count[c]) for c in range(C)]
-    coins = s.coins.ravel().tolist()
-    coins = coins[s0] + coins[s1] + _ZERO_LIST[:pad]
-    market = s.market_coins.ravel().tolist() + take + [queries.pile_left(s.pile_pos.item())]
+    small = _numbers_of_one_game(s, n, own_hand, own_known, count, head, (s0, s1))
     # The int16 and computed pieces are within 0..127 in any real game (70 coins in all, 45
     # cards; unseen <= 10); anything else takes the batch path rather than wrapping around.
-    small = coins + market + unseen
     if min(small) < 0 or max(small) > 127:
         return _observe_batch(state, np.full(1, k), out)
     small = bytes(small)  # coins [0:7], market coins, take coins and pile [7:20], unseen [20:26]
@@ -353,6 +343,23 @@ def observe_one_game(state: State, seat, out: np.ndarray | None) -> np.ndarray:
     if not 0 <= turn < 128:
         out[0, _TURN_AT] = turn
     return out
+
+
+def _numbers_of_one_game(s: State, n: int, own_hand: bytes, own_known: bytes, count: bytes, head: bytes,
+                         seat_runs: tuple[slice, slice]) -> list[int]:
+    """The int16 and computed pieces of :func:`observe_one_game`, in vector order: coins by
+    relative seat (padded), market coins, take coins, the pile, unseen cards."""
+    # Unseen, as State.unseen and the batch path. A company's portfolio and known cards are
+    # at most its 10 cards, so int8 holds their sum.
+    public = np.add.reduce(s.portfolio[:n] + s.known[:n], axis=0, dtype=np.int8).tobytes()
+    unseen = list(map(queries.unseen_count, COMPANY_SIZES, public, own_hand, own_known, count))
+    # Take coins, as State.market_take_coins: the coins on each company's head card.
+    paid, stamp = s.market_paid.ravel().tolist(), s.market_stamp.ravel().tolist()  # stamp entry c * SLOTS + slot
+    take = [queries.take_coins(paid[c], stamp[c * SLOTS + head[c]], count[c]) for c in range(C)]
+    coins = s.coins.ravel().tolist()
+    coins = coins[seat_runs[0]] + coins[seat_runs[1]] + _ZERO_LIST[:P - n]
+    market = s.market_coins.ravel().tolist() + take + [queries.pile_left(s.pile_pos.item())]
+    return coins + market + unseen
 
 
 def _one_hots(size: int) -> tuple[bytes, ...]:

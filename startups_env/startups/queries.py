@@ -15,7 +15,7 @@ from the game it plays:
 * results: :func:`score_margin`, :func:`rank_value`;
 * the uniform legal sampler: :func:`legal_choice`, :func:`uniform_legal`.
 
-Conventions (as :class:`~startups_env.startups.simulator.State`): arrays keep the **game axis last**
+Conventions (as :class:`~startups_env.startups.state.State`): arrays keep the **game axis last**
 ([C, B] per company, [P, B] per seat, [45, B] per deck position); seats are absolute
 (0..num_players-1) unless a name says relative; padded seats (>= num_players) hold zeros.
 The element-wise pieces (:func:`card_coins`, :func:`take_coins`, :func:`unseen_count`,
@@ -24,23 +24,20 @@ arithmetic: they take numpy arrays of any shape, or Python ints (the one-game ob
 builds its vector from Python scalars), and keep the caller's dtype, so that an integer
 count stays exact and a float result keeps its precision and order of operations.
 
-This module imports no other module of the package (the simulator imports it).
+This module imports only the rules (:mod:`.rules`); the state, the backends and the bots import it.
 """
 
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from startups_env.startups.rules import COMPANY_SIZES, DECK_SIZE, HAND_SIZE, MAX_PLAYERS, NUM_COMPANIES, NUM_REMOVED
 
-if TYPE_CHECKING:  # (the simulator imports this module: no import of core at run time)
-    from startups_env.startups.state import State
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
-SLOTS = max(COMPANY_SIZES)  # market ring-buffer slots per company (see core.State)
+SLOTS = max(COMPANY_SIZES)  # market ring-buffer slots per company (see state.State)
 SIZES_COLUMN = np.array(COMPANY_SIZES, np.int16)[:, None]  # int16[C, 1] cards of each company
 SMALL_BATCH = 32  # up to this many games, one numpy reduction beats a loop over rows
 
@@ -130,8 +127,9 @@ def take_coins(paid, head_stamp, count):
     return card_coins(paid, head_stamp) * (count > 0)
 
 
-def market_take_coins(state: State) -> np.ndarray:
-    """int16[C, B]: coins on the card a take of company c would take (0 if none)."""
+def market_take_coins(state) -> np.ndarray:
+    """int16[C, B]: coins on the card a take of company c would take (0 if none) in the
+    games of ``state`` (a :class:`~startups_env.startups.state.State`)."""
     b = state.batch_size
     cell = state.market_head.astype(np.intp) * b + _slot_rows(b)  # flat offset of [c, head, game]
     return take_coins(state.market_paid, state.market_stamp.reshape(-1).take(cell), state.market_count)
@@ -179,9 +177,10 @@ def unseen_count(size, public, own_hand, own_known, market):
     return size - (public + (own_hand - own_known)) - market
 
 
-def unseen(state: State, seat: np.ndarray) -> np.ndarray:
+def unseen(state, seat: np.ndarray) -> np.ndarray:
     """int16[C, B]: cards of each company that ``seat`` (int[B]) cannot see (others' hands,
-    pile, removed cards); :func:`unseen_count` over a State."""
+    pile, removed cards); :func:`unseen_count` over a
+    :class:`~startups_env.startups.state.State`."""
     cell = seat.astype(np.intp) * (C * seat.shape[0]) + company_rows(seat.shape[0])
     own = state.hand.reshape(-1).take(cell)
     own_known = state.known.reshape(-1).take(cell)

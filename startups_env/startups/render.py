@@ -1,4 +1,4 @@
-"""Pictures of one game of a :class:`~startups_env.startups.simulator.State` batch: a text table and an
+"""Pictures of one game of a :class:`~startups_env.startups.state.State` batch: a text table and an
 RGB image.
 
 * :func:`table_text` -- a compact text table: the market (cards per company, the coins on

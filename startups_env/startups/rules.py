@@ -98,7 +98,7 @@ class RuleParams(NamedTuple):
 
 @dataclass(frozen=True)
 class Rules:
-    """Table-level settings; game state lives apart, in :class:`startups_env.startups.simulator.State`.
+    """Table-level settings; game state lives apart, in :class:`startups_env.startups.state.State`.
 
     Attributes:
         num_players: seats at the table, 2-7 (2 is an unofficial variant, see ``official``).

@@ -111,11 +111,11 @@ class Simulator:
                          else type(got).__name__)
                 raise ValueError(f"state.{f.name} must be {want.dtype}{list(shape)} for a batch of {b} games "
                                  f"(as State.empty({b})), got {given}")
-        sim = cls.__new__(cls)  # (no deal: the games are given)
-        sim._configure(rules, b, False, seed, backend)
-        sim._validate_num_players(state.num_players)
-        sim.state = state
-        return sim
+        new = cls.__new__(cls)  # (no deal: the games are given)
+        new._configure(rules, b, False, seed, backend)
+        new._validate_num_players(state.num_players)
+        new.state = state
+        return new
 
     @property
     def state(self) -> State:
@@ -136,10 +136,10 @@ class Simulator:
         """Forget the cached legal mask: required after writing into ``sim.state`` in place
         (or assigning its fields)."""
         state = self._state
-        for f in fields(state):  # the step writes through flat views, which need contiguous arrays
+        for f in fields(state):  # the rules write through flat views, which need contiguous, writeable arrays
             array = getattr(state, f.name)
-            if not array.flags.c_contiguous:
-                setattr(state, f.name, np.ascontiguousarray(array))
+            if not (array.flags.c_contiguous and array.flags.writeable):
+                setattr(state, f.name, np.array(array, order="C"))
         self.engine.forget()
 
 

@@ -9,8 +9,8 @@ A *policy* picks one legal action in each of B games at once::
 result int[B] one legal action id per game. A policy receives nothing else unless it
 declares it in ``needs`` (a set of the names in :data:`NEEDS`):
 
-* ``"public"``: ``public=``, a :class:`~startups_env.startups.simulator.State` of the B games holding
-  only what the player to act may know (:func:`startups_env.startups.simulator.public_state`), for bots
+* ``"public"``: ``public=``, a :class:`~startups_env.startups.state.State` of the B games holding
+  only what the player to act may know (:func:`startups_env.startups.state.public_state`), for bots
   that sample hidden cards (search);
 * ``"history"``: ``history=``, the :class:`~startups_env.startups.history.History` of the B games,
   the table's put-downs as everyone saw them, for bots that read hands from them.
