@@ -99,6 +99,8 @@ def _agents_imports(module: str) -> set[str]:
 def test_the_import_graph_of_agents_has_no_cycle():
     graph = {name: _agents_imports(name) - {name} for name in PATHS}
     assert graph["arena"] >= {"base", "registry"} and "search" in graph["registry"]  # the parser sees imports
+    assert graph["search.rollout_kernel"] >= {"greedy", "greedy_kernel"}  # (from .. inside a subpackage)
+    assert graph["search.backends"] >= {"search.worlds_kernel", "search.inference"}  # (from . import x)
     importers = {name for name, targets in graph.items() if "registry" in targets}
     assert importers <= REGISTRY_USERS, f"bot modules import the registry: {sorted(importers - REGISTRY_USERS)}"
     state: dict[str, str] = {}
@@ -126,6 +128,8 @@ def _needs_numba(module: str) -> bool:
 
 def test_the_compiled_modules_are_recognised():
     assert _needs_numba("greedy_kernel") and not _needs_numba("greedy")
+    assert _needs_numba("search.rollout_kernel") and _needs_numba("search.worlds_kernel")
+    assert not _needs_numba("search")
 
 
 @pytest.mark.parametrize("module", MODULES)
