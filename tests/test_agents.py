@@ -15,8 +15,9 @@ from startups_env.agents.features import features, state_features
 from startups_env.agents.greedy import GreedyParams, greedy_scores
 from startups_env.agents.random_agent import uniform_legal
 from startups_env.agents.registry import split_names
-from startups_env.agents.search import (SearchAgent, WorldPool, _resample, determinize,
-                           put_down_log_likelihood)
+from startups_env.agents.search import (SearchAgent, WorldPool, determinize, put_down_log_likelihood,
+                                        search_backend)
+from startups_env.agents.search.worlds import _resample
 from startups_env import Rules, Simulator
 from startups_env.startups.state import public_state
 from startups_env.startups.history import OLDER, History
@@ -25,6 +26,7 @@ from startups_env.startups.observe import OBS_DIM, observe, views
 from startups_env.startups.rules import COMPANY_SIZES, DECK_SIZE, HAND_SIZE, NUM_ACTIONS, NUM_REMOVED, Action
 
 SMALL_SEARCH = {"determinizations": 2, "max_candidates": 2}
+FASTEST = search_backend()  # the search's steps on the fastest installed backend
 
 
 def _agents(seed: int) -> list[Agent]:
@@ -166,7 +168,7 @@ def test_determinize_keeps_what_the_player_knows(players):
     seat = state.current.astype(np.intp)
     public = public_state(state, seat)
     k = 5
-    worlds = determinize(public, seat, k, np.random.default_rng(0))
+    worlds = determinize(public, seat, k, np.random.default_rng(0), FASTEST)
     rows = np.repeat(np.arange(state.batch_size), k)
     assert worlds.batch_size == state.batch_size * k
     # Everything public is unchanged, and so is the player's own hand.
@@ -199,7 +201,7 @@ def test_determinize_is_uniform_over_the_unseen_pool():
     sim = Simulator(Rules(num_players=3), 1, seed=4)
     state = sim.state
     public = public_state(state, state.current)
-    worlds = determinize(public, state.current, 6000, np.random.default_rng(1))
+    worlds = determinize(public, state.current, 6000, np.random.default_rng(1), FASTEST)
     unseen = state.unseen(state.current.astype(np.intp))[:, 0].astype(float)
     mean_hand = worlds.hand[1].mean(axis=1)
     assert np.allclose(mean_hand, HAND_SIZE * unseen / unseen.sum(), atol=0.05)
@@ -263,7 +265,7 @@ class _ScriptedSearch(SearchAgent):
         self.means, self.plan_noise, self.evaluated = means, plan_noise, []
 
     def _evaluate(self, public, seat, candidates, worlds, pool):
-        from startups_env.agents.search import Outcomes
+        from startups_env.agents.search.search import Outcomes
 
         game_of_world = np.repeat(np.arange(candidates.shape[0]), worlds)
         world, plan = np.nonzero(candidates[game_of_world])
@@ -306,7 +308,8 @@ def test_clear_losers_test_paired_differences_over_every_round():
     """A plan is a clear loser when its mean deficit to the leader over the worlds both met
     (in every round so far) is more than z standard errors of it; a deficit the same in
     every world is clear where positive; the leader never is."""
-    from startups_env.agents.search import NUM_PLANS, Outcomes, _clear_losers
+    from startups_env.agents.search import NUM_PLANS
+    from startups_env.agents.search.search import Outcomes, _clear_losers
 
     rng = np.random.default_rng(0)
 
@@ -401,13 +404,14 @@ def test_search_opponent_model_decides_how_rollouts_play_the_other_seats(horizon
     for _ in range(6):
         sim.step(sim.legal_mask().argmax(axis=1))
     seat = sim.state.current.astype(np.intp)
-    world = determinize(public_state(sim.state, seat), seat, 1, np.random.default_rng(0)).take(np.zeros(40, np.intp))
+    world = determinize(public_state(sim.state, seat), seat, 1, np.random.default_rng(0), FASTEST).take(
+        np.zeros(40, np.intp))
     plan = np.full(40, int(sim.legal_mask()[0].argmax()))
     mover = np.repeat(seat, 40)
     values = {}
     for model in ("greedy", "random"):
         agent = SearchAgent(seed=1, horizon=horizon, opponent_model=model)
-        values[model] = agent._rollout(world.take(np.arange(40)), plan, mover)
+        values[model] = agent.rollouts.values(world.take(np.arange(40)), plan, mover, agent.rng)
     assert np.unique(values["greedy"]).size == 1
     assert np.unique(values["random"]).size > 5
 
@@ -432,11 +436,11 @@ def test_search_rollout_policy_plays_the_searching_seat_in_the_rollouts():
     the same value and shows P the same observations."""
     sim = _mid_game(4, 1, seed=8)
     seat = sim.state.current.astype(np.intp)
-    world = determinize(public_state(sim.state, seat), seat, 1, np.random.default_rng(0))
+    world = determinize(public_state(sim.state, seat), seat, 1, np.random.default_rng(0), FASTEST)
     plan = int(sim.legal_mask()[0].argmax())
     policy = _FirstLegal()
     agent = SearchAgent(seed=1, horizon=0, rollout_policy=policy, opponent_model="greedy")
-    value = agent._rollout(world.copy(), np.array([plan]), seat)
+    value = agent.rollouts.values(world.copy(), np.array([plan]), seat, agent.rng)
 
     rules = Rules(num_players=4)
     play = Simulator.from_state(world.copy(), rules)
@@ -452,8 +456,9 @@ def test_search_rollout_policy_plays_the_searching_seat_in_the_rollouts():
         play.step(action)
     assert len(shown) > 3
     assert np.array_equal(np.array(policy.seen), np.array(shown))
-    assert value == pytest.approx(agent._value(play.state, seat)[0])
-    plain = SearchAgent(seed=1, horizon=0, opponent_model="greedy")._rollout(world.copy(), np.array([plan]), seat)
+    assert value == pytest.approx(agent.rollouts.finished_value(play.state, seat)[0])
+    plain = SearchAgent(seed=1, horizon=0, opponent_model="greedy")
+    plain = plain.rollouts.values(world.copy(), np.array([plan]), seat, plain.rng)
     assert plain != pytest.approx(value)  # the own policy changed the game
 
 
@@ -487,8 +492,8 @@ def test_search_with_the_ppo_rollout_policy_plays_legally():
 
 
 def test_search_with_the_random_opponent_model_reads_no_hands_and_plays_legally():
-    assert not SearchAgent(opponent_model="random").infer_hands
-    assert SearchAgent(opponent_model="greedy").infer_hands
+    assert not SearchAgent(opponent_model="random").config.reads_hands
+    assert SearchAgent(opponent_model="greedy").config.reads_hands
     seats = [make_agent("search", seed=0, determinizations=2, opponent_model="random"), make_agent("random", seed=1),
              make_agent("random", seed=2)]
     assert not _play_to_the_end(seats, 6, seed=4).state.truncated.any()
@@ -698,10 +703,11 @@ def test_put_down_likelihood_prefers_the_true_hands():
     others = view.valid(public) & (np.arange(7)[:, None] != seat[None, :])
     assert others.sum(axis=0).min() >= 2
     params = GreedyParams()
-    true_ll = put_down_log_likelihood(truth, view, np.arange(live.size), others, params, 0.25, Rules(num_players=4))
-    worlds = determinize(public, seat, 20, np.random.default_rng(0))
+    true_ll = put_down_log_likelihood(truth, view, np.arange(live.size), others, params, 0.25, Rules(num_players=4),
+                                      FASTEST)
+    worlds = determinize(public, seat, 20, np.random.default_rng(0), FASTEST)
     sampled_ll = put_down_log_likelihood(worlds, view, np.repeat(np.arange(live.size), 20), others, params, 0.25,
-                                         Rules(num_players=4))
+                                         Rules(num_players=4), FASTEST)
     assert np.isfinite(true_ll).all()
     assert true_ll.mean() > sampled_ll[np.isfinite(sampled_ll)].mean() + 3.0
     # A hand that lacks a card its player was known to hold at the put-down is impossible.
@@ -715,7 +721,7 @@ def test_put_down_likelihood_prefers_the_true_hands():
         only = np.zeros_like(others[:, [g]])
         only[s] = True
         assert put_down_log_likelihood(broken, view.take([g]), np.array([0]), only, params, 0.25,
-                                       Rules(num_players=4))[0] == -np.inf
+                                       Rules(num_players=4), FASTEST)[0] == -np.inf
 
 
 @pytest.mark.parametrize("takes", [False, True])
@@ -734,7 +740,7 @@ def test_put_down_likelihood_is_the_weight_that_makes_sampled_hands_a_posterior(
       that hand) if q was not known to be in it.
 
     A world whose hands lack a card known at a put-down weighs 0."""
-    from startups_env.agents.search import _decision_log_prob
+    from startups_env.agents.search.inference import decision_log_prob
 
     rules, params, temperature = Rules(num_players=4), GreedyParams(), 0.5
     sim, log, _ = _greedy_games_with_log(4, 40, seed=11, turns=34)
@@ -756,17 +762,17 @@ def test_put_down_likelihood_is_the_weight_that_makes_sampled_hands_a_posterior(
         """Log-probability of the put-down, less log(unknown cards of its company) if hidden."""
         company = (action - Action.KEEP) % 6
         held = states.known[s, company, 0]
-        return (_decision_log_prob(states.copy(), s, hand, np.array([action]), params, temperature, rules)[0]
+        return (decision_log_prob(states.copy(), s, hand, np.array([action]), params, temperature, rules)[0]
                 - (np.log(hand[company, 0] - held) if held == 0 else 0.0))
 
     for s, g in pairs:
-        worlds = determinize(public.take([g]), seat[[g]], 30, rng)
+        worlds = determinize(public.take([g]), seat[[g]], 30, rng, FASTEST)
         worlds.put([0], truth.take([g]))  # the true hands among the hypotheses
         m = worlds.batch_size
         only = np.zeros((7, 1), bool)
         only[s] = True
         got = put_down_log_likelihood(worlds, view.take([g]), np.zeros(m, np.intp), only, params, temperature,
-                                      rules, takes=takes)
+                                      rules, FASTEST, takes=takes)
         row = s * n + g
         latest, earlier = view.state.take([row]), view.earlier_state.take([row])
         at_take_state = view.take_state.take([row])
@@ -784,8 +790,8 @@ def test_put_down_likelihood_is_the_weight_that_makes_sampled_hands_a_posterior(
                 at_take[c] -= 1
                 term = np.log(free[c] / free.sum())
                 if takes:
-                    term += _decision_log_prob(at_take_state.copy(), s, at_take, np.array([take]), params,
-                                               temperature, rules)[0]
+                    term += decision_log_prob(at_take_state.copy(), s, at_take, np.array([take]), params,
+                                              temperature, rules)[0]
                 if view.earlier_valid()[s, g]:
                     before = at_take.copy()
                     before[(put_before - Action.KEEP) % 6] += 1
@@ -800,14 +806,14 @@ def test_put_down_likelihood_is_the_weight_that_makes_sampled_hands_a_posterior(
 
 
 def test_draw_from_pool_draws_what_is_needed_from_the_pool_uniformly():
-    from startups_env.agents.search import _draw_from_pool
+    from startups_env.agents.search.worlds import draw_from_pool
 
     pool = np.array([[3, 0, 5], [0, 2, 5], [1, 2, 5], [0, 0, 5], [2, 0, 5], [0, 0, 5]])  # [C, 3]
     need = np.array([2, 4, 3])
     tally = np.zeros((6, 3))
     rng = np.random.default_rng(0)
     for _ in range(3000):
-        drawn = _draw_from_pool(pool, need, rng)
+        drawn = draw_from_pool(pool, need, rng, FASTEST)
         assert np.array_equal(drawn.sum(axis=0), need) and (drawn <= pool).all() and (drawn >= 0).all()
         tally += drawn
     assert np.array_equal(tally[:, 1] / 3000, pool[:, 1])  # the whole pool of 4 drawn
@@ -826,14 +832,14 @@ def test_older_put_down_evidence_tells_random_players_from_greedy_ones():
     for step in range(64):
         if step == 6:  # nobody has put down three cards yet
             early = older_put_down_evidence(log, public_state(sim.state, sim.state.current), sim.state.current,
-                                            GreedyParams(), 0.5, Rules(), np.random.default_rng(0))
+                                            GreedyParams(), 0.5, Rules(), np.random.default_rng(0), FASTEST)
             assert (early == 0).all()
         sim.step(act_for_seats(sim, bots, history=log))
     live = np.flatnonzero(~sim.done)
     viewer = np.zeros(live.size, np.intp)
     public = public_state(sim.state.take(live), viewer)
     evidence = older_put_down_evidence(log.take(live), public, viewer, GreedyParams(), 0.5, Rules(),
-                                       np.random.default_rng(0))
+                                       np.random.default_rng(0), FASTEST)
     older = log.take(live).older_valid(public).any(axis=0)  # [7, n]
     assert (evidence[0] == 0).all() and (evidence[4:] == 0).all() and (evidence[~older] == 0).all()
     assert older[1:4].all()
@@ -868,13 +874,13 @@ def test_world_pool_takes_games_and_samples_by_weight():
     state = sim.state.take(live)
     seat = state.current.astype(np.intp)
     public = public_state(state, seat)
-    worlds = determinize(public, seat, 4, np.random.default_rng(0))
+    worlds = determinize(public, seat, 4, np.random.default_rng(0), FASTEST)
     game = np.repeat(np.arange(3), 4)
     hands = worlds.hand - public.hand[:, :, game]
     log_w = np.where(np.arange(12) % 4 == 1, 0.0, -np.inf)  # only the second hypothesis of each game
     pool = WorldPool(public, seat, hands, game, log_w).take(np.array([0, 2]))
     assert np.array_equal(pool.game, [0] * 4 + [1] * 4)
-    sampled = pool.sample(np.array([3, 2]), np.random.default_rng(1))
+    sampled = pool.sample(np.array([3, 2]), np.random.default_rng(1), FASTEST)
     assert sampled.batch_size == 5
     expected = worlds.take([1, 1, 1, 9, 9])
     assert np.array_equal(sampled.hand, expected.hand) and np.array_equal(sampled.pile_pos, expected.pile_pos)
@@ -884,10 +890,10 @@ def test_world_pool_takes_games_and_samples_by_weight():
     assert not np.array_equal(sampled.deck[:, 0], sampled.deck[:, 1])  # one hypothesis, two piles
     # repeat: the same draw, each world copied where it is asked for (copies share a pile).
     repeat = np.array([0, 0, 4, 2, 4, 1])
-    repeated = pool.sample(np.array([3, 2]), np.random.default_rng(1), repeat=repeat)
+    repeated = pool.sample(np.array([3, 2]), np.random.default_rng(1), FASTEST, repeat=repeat)
     assert_states_equal(repeated, sampled.take(repeat))
     # A pool taken from a taken pool holds the same hypotheses.
-    again = pool.take(np.array([1])).sample(np.array([2]), np.random.default_rng(1))
+    again = pool.take(np.array([1])).sample(np.array([2]), np.random.default_rng(1), FASTEST)
     assert np.array_equal(again.hand, worlds.take([9, 9]).hand)
 
 
@@ -986,7 +992,7 @@ def test_determinize_spreads_the_unseen_cards_in_proportion_mid_game(players):
     assert known_elsewhere[games].min() > 0
     state, seat, others = state.take(games), seat[games], others[:, games]
     k = 4000
-    worlds = determinize(public_state(state, seat), seat, k, np.random.default_rng(2))
+    worlds = determinize(public_state(state, seat), seat, k, np.random.default_rng(2), FASTEST)
     rows = np.repeat(np.arange(3), k)
     assert (worlds.hand >= state.known[..., rows]).all()
     assert np.array_equal(worlds.hand.sum(axis=1), state.hand.sum(axis=1)[:, rows])
@@ -1050,21 +1056,21 @@ def test_types_per_world_draw_each_seat_once_per_world_by_its_belief():
     as greedy (no random moves) or as the second type (random moves with chance
     ``other_type_epsilon``) throughout, greedy as often as believed."""
     belief = np.array([[0.9, 0.2, 0.5, 0.0, 1.0, 0.5, 0.5], [0.1, 0.7, 0.5, 0.3, 0.6, 0.5, 0.5]])
-    pool = WorldPool(None, None, None, np.zeros(0, np.int64), np.zeros(0), greedy_belief=belief)
     game_of_world = np.repeat([0, 1], 40_000)
     bot = SearchAgent(seed=0, types_per_world=True)
-    drawn = bot._world_greedy_chance(pool, game_of_world)
+    drawn = bot.rollouts.world_greedy_chance(belief, game_of_world, bot.rng)
     assert set(np.unique(drawn)) == {0.0, 1.0}
     for game in (0, 1):
         np.testing.assert_allclose(drawn[game_of_world == game].mean(axis=0), belief[game], atol=0.01)
-    chance = bot._random_chance(np.zeros(game_of_world.size, np.int64), drawn)
-    np.testing.assert_allclose(chance[:, 1:], (1.0 - drawn[:, 1:]) * bot.other_type_epsilon)
+    chance = bot.rollouts.random_chance(np.zeros(game_of_world.size, np.int64), drawn)
+    np.testing.assert_allclose(chance[:, 1:], (1.0 - drawn[:, 1:]) * bot.config.other_type_epsilon)
     np.testing.assert_array_equal(chance[:, 0], 0.0)  # the mover (seat 0) plays greedy
-    prior = bot._world_greedy_chance(None, game_of_world)
-    assert abs(prior.mean() - bot.greedy_prior) < 0.01
-    mixed = SearchAgent(seed=0, types_per_world=False)._world_greedy_chance(pool, game_of_world)
-    np.testing.assert_array_equal(mixed, belief[game_of_world])  # per move: the belief itself
-    assert SearchAgent(seed=0, types_per_world=False)._world_greedy_chance(None, game_of_world) is None
+    prior = bot.rollouts.world_greedy_chance(None, game_of_world, bot.rng)
+    assert abs(prior.mean() - bot.config.greedy_prior) < 0.01
+    mixed = SearchAgent(seed=0, types_per_world=False)
+    np.testing.assert_array_equal(mixed.rollouts.world_greedy_chance(belief, game_of_world, mixed.rng),
+                                  belief[game_of_world])  # per move: the belief itself
+    assert mixed.rollouts.world_greedy_chance(None, game_of_world, mixed.rng) is None
 
 
 @pytest.mark.parametrize("types_per_world", [False, True])
@@ -1078,7 +1084,7 @@ def test_other_type_epsilon_sets_the_random_moves_of_the_adaptive_models_second_
     for epsilon, rollout_epsilon in ((0.4, 0.0), (0.4, 0.1), (1.0, 0.0)):
         bot = SearchAgent(seed=0, types_per_world=types_per_world, other_type_epsilon=epsilon,
                           rollout_epsilon=rollout_epsilon)
-        chance = bot._random_chance(mover, greedy)
+        chance = bot.rollouts.random_chance(mover, greedy)
         expected = 1.0 - (1.0 - rollout_epsilon) * (1.0 - (1.0 - greedy) * epsilon)
         expected[np.arange(2), mover] = rollout_epsilon
         np.testing.assert_allclose(chance, expected)

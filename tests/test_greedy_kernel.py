@@ -11,10 +11,11 @@ from helpers import run_uncompiled
 
 pytest.importorskip("numba")
 
-from startups_env.agents import act_for_seats, greedy_kernel, make_agent, search  # noqa: E402
+from startups_env.agents import act_for_seats, greedy_kernel, make_agent  # noqa: E402
 from startups_env.agents.features import state_features  # noqa: E402
 from startups_env.agents.greedy import MIN_SPREAD, GreedyParams, best_legal, greedy_actions, greedy_scores  # noqa: E402
-from startups_env.agents.search import determinize, put_down_log_likelihood  # noqa: E402
+from startups_env.agents.search import determinize, put_down_log_likelihood, search_backend  # noqa: E402
+from startups_env.agents.search.inference import decision_log_prob  # noqa: E402
 from startups_env.startups.simulator import Simulator  # noqa: E402
 from startups_env.startups.state import State, public_state  # noqa: E402
 from startups_env.startups.history import History  # noqa: E402
@@ -144,7 +145,9 @@ def test_bad_input_is_refused():
 
 _PYTHON_CHECK = """
 import numpy as np
-from startups_env.agents import greedy_kernel, search
+from startups_env.agents import greedy_kernel
+from startups_env.agents.search import search_backend
+from startups_env.agents.search.inference import decision_log_prob
 from startups_env.agents.features import state_features
 from startups_env.agents.greedy import GreedyParams, greedy_actions, greedy_scores
 from startups_env.startups.simulator import Simulator
@@ -171,8 +174,9 @@ for players in (2, 5, 7):
             action = np.full(at.size, 7 + int(np.argmax(hand[:, 0])) if before.phase[0] else 0)
             if (before.phase != before.phase[0]).any():
                 continue
-            got = search._decision_log_prob(before.copy(), seat, hand, action, GreedyParams(), 0.5, Rules(), "numba")
-            want = search._decision_log_prob(before, seat, hand, action, GreedyParams(), 0.5, Rules(), "numpy")
+            got = search_backend("numba").decision_log_probs(before, np.arange(at.size), seat, hand, action,
+                                                             GreedyParams(), 0.5, Rules())
+            want = decision_log_prob(before, seat, hand, action, GreedyParams(), 0.5, Rules())
             assert np.allclose(got, want, rtol=0, atol=1e-9) and np.isfinite(got[0]), (got, want)
             weighed += 1
 assert weighed >= 20, weighed
@@ -211,7 +215,7 @@ def test_hand_reading_weights_equal_the_numpy_ones(players, seed, turns, tempera
     seat = truth.current.astype(np.intp)
     public, view = public_state(truth, seat), log.take(live)
     others = view.valid(public) & (np.arange(MAX_PLAYERS)[:, None] != seat[None, :])
-    sampled = determinize(public, seat, 20, np.random.default_rng(seed))
+    sampled = determinize(public, seat, 20, np.random.default_rng(seed), search_backend("numba"))
     broken = truth.copy()  # each other hand swaps a card known to be there for another company's: impossible
     for p, g in np.argwhere((truth.known.sum(axis=1) > 0) & others):
         c = int(np.flatnonzero(truth.known[p, :, g])[0])
@@ -222,7 +226,8 @@ def test_hand_reading_weights_equal_the_numpy_ones(players, seed, turns, tempera
     game = np.concatenate([np.arange(n), np.repeat(np.arange(n), 20), np.arange(n)])
     rules, params = Rules(num_players=players), GreedyParams()
     compiled, reference = ([put_down_log_likelihood(worlds, view, game, others, params, temperature, rules,
-                                                    backend, takes=takes) for backend in (None, "numpy")])  # (None: numba)
+                                                    search_backend(backend), takes=takes)
+                            for backend in ("numba", "numpy")])
     finite = np.isfinite(reference)
     assert np.array_equal(np.isfinite(compiled), finite) and (compiled[~finite] == -np.inf).all()
     assert np.allclose(compiled[finite], reference[finite], rtol=0, atol=1e-9)
@@ -244,15 +249,13 @@ def test_decision_log_probs_equal_numpys_for_any_action(decision):
     hand = rng.integers(0, 3 if put else 2, (6, before.batch_size)).astype(np.int8)
     action = np.tile(ids, rows.size)
 
-    def log_probs(backend):
-        out = np.empty(before.batch_size)
-        for s in np.unique(seat):
-            at = np.flatnonzero(seat == s)
-            out[at] = search._decision_log_prob(before.take(at), s, hand[:, at], action[at], GreedyParams(), 0.5,
-                                                Rules(num_players=5 if put else 4), backend)
-        return out
-
-    got, want = log_probs("numba"), log_probs("numpy")
+    rules = Rules(num_players=5 if put else 4)
+    got, want = np.empty(before.batch_size), np.empty(before.batch_size)
+    for s in np.unique(seat):
+        at = np.flatnonzero(seat == s)
+        got[at] = search_backend("numba").decision_log_probs(before, at, s, hand[:, at], action[at], GreedyParams(),
+                                                             0.5, rules)
+        want[at] = decision_log_prob(before.take(at), s, hand[:, at], action[at], GreedyParams(), 0.5, rules)
     finite = np.isfinite(want)
     assert np.array_equal(np.isfinite(got), finite) and 0.1 < finite.mean() < 0.9
     assert np.allclose(got[finite], want[finite], rtol=0, atol=1e-9)

@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 from startups_env import Rules
-from startups_env.agents import search
-from startups_env.agents.search import (COMPOSITIONS, COMPOSITION_VALID, MAX_COMPOSITIONS, SearchAgent, _resample,
-                                        determinize, hidden_hand_counts, sample_hands, seat_log_likelihoods)
+from startups_env.agents.search import (COMPOSITIONS, COMPOSITION_VALID, MAX_COMPOSITIONS, SearchAgent, determinize,
+                                        hidden_hand_counts, inference, sample_hands, search_backend,
+                                        seat_log_likelihoods)
+from startups_env.agents.search.worlds import _resample
 from startups_env.startups.state import public_state
 from startups_env.startups.rules import COMPANY_SIZES, HAND_SIZE, MAX_PLAYERS
 
@@ -20,6 +21,7 @@ from test_agents import _greedy_games_with_log
 
 C = len(COMPANY_SIZES)
 SAMPLES = 200_000  # worlds drawn per case
+FASTEST = search_backend()  # the search's steps on the fastest installed backend
 
 
 def test_compositions_are_every_way_to_hold_k_cards_once():
@@ -78,7 +80,7 @@ def test_sampled_hands_weighted_follow_the_joint_posterior(needs):
     total = sum(exact.values())
 
     count = SAMPLES
-    hands, log_w = sample_hands(posterior, log_deal, need, pool[:, None], np.array([count]), rng)
+    hands, log_w = sample_hands(posterior, log_deal, need, pool[:, None], np.array([count]), rng, FASTEST)
     rows = _resample(log_w, np.zeros(count, np.intp), np.array([count]), rng)
     # Every seat's mean hand and every pair of seats' mean product of counts, against the
     # exact ones: the coupling of the seats (through the pool) shows in both.
@@ -101,18 +103,19 @@ def _weighted_uniform_deals(bot, public, seat, log, logged, count, rng):
     bot's opponent model; the adaptive model's belief from the worlds' mean chances.
     Returns (worlds, game, log_weights, belief)."""
     game = np.repeat(np.arange(public.batch_size), count)
-    worlds = determinize(public, seat, count, rng, "numpy")
-    greedy, uniform = seat_log_likelihoods(worlds, log, game, logged, bot.greedy, bot.inference_temperature,
-                                           bot.rules)
-    if bot.opponent_model != "adaptive":
+    config = bot.config
+    worlds = determinize(public, seat, count, rng, search_backend("numpy"))
+    greedy, uniform = seat_log_likelihoods(worlds, log, game, logged, config.greedy, config.inference_temperature,
+                                           bot.rules, FASTEST)
+    if config.opponent_model != "adaptive":
         return worlds.hand, game, greedy.sum(axis=0), None
-    prior_odds = np.log(bot.greedy_prior / (1 - bot.greedy_prior)) + search.older_put_down_evidence(
-        log, public, seat, bot.greedy, bot.inference_temperature, bot.rules, None)
+    prior_odds = np.log(config.greedy_prior / (1 - config.greedy_prior)) + inference.older_put_down_evidence(
+        log, public, seat, config.greedy, config.inference_temperature, bot.rules, None, FASTEST)
     prior, other = -np.logaddexp(0.0, -prior_odds), -np.logaddexp(0.0, prior_odds)
     weights = np.logaddexp(prior[:, game] + greedy, other[:, game] + uniform).sum(axis=0)
     starts = np.flatnonzero(np.r_[True, game[1:] != game[:-1]])
     per_model = [np.logaddexp.reduceat(x, starts, axis=1) for x in (greedy, uniform)]
-    belief = np.where(logged, 1.0 / (1.0 + np.exp(-(prior_odds + per_model[0] - per_model[1]))), bot.greedy_prior)
+    belief = np.where(logged, 1.0 / (1.0 + np.exp(-(prior_odds + per_model[0] - per_model[1]))), config.greedy_prior)
     return worlds.hand, game, weights, belief.T
 
 
@@ -133,8 +136,8 @@ def test_enumerated_hand_reading_agrees_with_weighted_uniform_deals(model, monke
     n = live.size
     count = np.full(n, 6000)
     # Both readings see the same evidence from the older put-downs (its own draws).
-    evidence = search.older_put_down_evidence
-    monkeypatch.setattr(search, "older_put_down_evidence",
+    evidence = inference.older_put_down_evidence
+    monkeypatch.setattr(inference, "older_put_down_evidence",
                         lambda *args, **kw: evidence(*args[:6], np.random.default_rng(0), *args[7:], **kw))
     # (A soft model: at a sharp one few of the uniform deals carry weight, and their
     # Monte-Carlo error swamps the comparison.)
@@ -172,7 +175,7 @@ def test_determinize_deals_around_the_hands_it_is_given(backend):
     hands[seat, :, np.arange(4)] = 0
     hands[4:] = 0
     assert np.array_equal(hands.sum(axis=1), need)
-    worlds = determinize(public, seat, 1, np.random.default_rng(0), backend, hands=hands)
+    worlds = determinize(public, seat, 1, np.random.default_rng(0), search_backend(backend), hands=hands)
     assert np.array_equal(worlds.hand, state.hand)
     counts = [np.bincount(worlds.deck[worlds.deck[:, g] >= 0, g], minlength=C) for g in range(4)]
     truth = [np.bincount(state.deck[(np.arange(45) < 5) | (np.arange(45) >= state.pile_pos[g]), g], minlength=C)
@@ -183,11 +186,11 @@ def test_determinize_deals_around_the_hands_it_is_given(backend):
     for other in range(1, 4):  # 3 cards of the five-card company in each other hand
         too_many[(seat[0] + other) % 4, 0, 0] = 3
     with pytest.raises(ValueError, match="more cards of a company than the unseen pool"):
-        determinize(public, seat, 1, np.random.default_rng(0), "numpy", hands=too_many)
+        determinize(public, seat, 1, np.random.default_rng(0), search_backend("numpy"), hands=too_many)
     too_many[(seat[0] + 1) % 4, :, 0] = 10
     with pytest.raises(ValueError, match="counts of 0..3"):
-        determinize(public, seat, 1, np.random.default_rng(0), "numpy", hands=too_many)
+        determinize(public, seat, 1, np.random.default_rng(0), search_backend("numpy"), hands=too_many)
     own = hands.copy()
     own[seat[1], 0, 1] = 1
     with pytest.raises(ValueError, match="other seated seats"):
-        determinize(public, seat, 1, np.random.default_rng(0), "numpy", hands=own)
+        determinize(public, seat, 1, np.random.default_rng(0), search_backend("numpy"), hands=own)

@@ -24,7 +24,7 @@ from startups_env.agents.banker import BankerAgent
 from startups_env.agents.features import features, state_features
 from startups_env.agents.greedy import greedy_scores
 from startups_env.agents.random_agent import RandomAgent
-from startups_env.agents.search import SearchAgent, determinize
+from startups_env.agents.search import SearchAgent, determinize, search_backend
 from startups_env.startups.state import public_state
 from startups_env.startups.observe import observe
 from startups_env.envs.vector import SeatBatch, privileged_observation
@@ -389,7 +389,7 @@ def _privileged():
 def _determinize():
     s = _mid_game().state
     public = public_state(s, s.current)
-    return lambda: determinize(public, s.current, 2, np.random.default_rng(0), backend="numpy")
+    return lambda: determinize(public, s.current, 2, np.random.default_rng(0), search_backend("numpy"))
 
 
 def _search_worlds():
@@ -400,7 +400,7 @@ def _search_worlds():
 def _search_value(value):
     def setup():
         state = _finished().state
-        return lambda: SearchAgent(value=value)._value(state, np.zeros(8, np.intp))
+        return lambda: SearchAgent(value=value).rollouts.finished_value(state, np.zeros(8, np.intp))
     setup.__name__ = f"_search_value_{value}"
     return setup
 

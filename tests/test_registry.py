@@ -28,42 +28,79 @@ from startups_env.startups.observe import observe
 
 ROOT = Path(__file__).resolve().parents[1]
 AGENTS = ROOT / "agents"
-MODULES = sorted(path.stem for path in AGENTS.glob("*.py") if path.stem != "__init__")
+
+
+def _module_paths() -> dict[str, Path]:
+    """Every module of agents/ by its name under ``startups_env.agents`` (``greedy``,
+    ``search`` for the package's ``__init__``, ``search.worlds``); the package itself is
+    ``__init__``."""
+    paths = {}
+    for path in AGENTS.rglob("*.py"):
+        parts = path.relative_to(AGENTS).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        paths[".".join(parts) or "__init__"] = path
+    return paths
+
+
+PATHS = _module_paths()
+MODULES = sorted(name for name in PATHS if name != "__init__")
 #: The modules that build agents by name; every other module of agents/ is a bot or a bot's part.
 REGISTRY_USERS = {"__init__", "registry", "arena", "ladder", "play", "bench"}
 
 
 # ----------------------------------------------------------------------------- import graph
 
-def _agents_imports(path: Path) -> set[str]:
-    """The modules of agents/ that ``path`` imports (anywhere in the file, lazy imports
-    included): ``from .x import``, ``from . import x``, ``startups_env.agents.x``."""
-    modules = set(MODULES)
+def _agents_imports(module: str) -> set[str]:
+    """The modules of agents/ that ``module`` (a name of :data:`PATHS`) imports when it runs
+    (anywhere in the file, lazy imports included; not those for type annotations only):
+    ``from .x import``, ``from . import x``, ``from ..x import`` (in a subpackage),
+    ``startups_env.agents.x``."""
+    path = PATHS[module]
+    package = [] if module == "__init__" else module.split(".")
+    if path.name != "__init__.py":
+        package = package[:-1]  # a plain module's relative imports start from its package
+    tree = ast.parse(path.read_text(), str(path))
+    # (imports for type annotations only, under `if TYPE_CHECKING:`, never run)
+    typing_only = {id(inner) for node in ast.walk(tree)
+                   if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+                   for inner in ast.walk(node)}
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            if node.level > 1:
-                continue  # from .. : outside agents/
-            base = "startups_env.agents" + (f".{node.module}" if node.module else "") if node.level else node.module
-            if base == "startups_env.agents":  # from . import x: x is a module, or a name of __init__
-                targets = [f"{base}.{alias.name}" if alias.name in modules else base for alias in node.names]
+            if node.level:
+                if node.level - 1 > len(package):
+                    continue  # above agents/
+                base = ".".join(["startups_env", "agents", *package[:len(package) - node.level + 1]])
+                base += f".{node.module}" if node.module else ""
             else:
-                targets = [base]
+                base = node.module
+            # from x import y: y is a module of x, or a name in it
+            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}"[len("startups_env.agents."):] in PATHS
+                       else base for alias in node.names]
         else:
             continue
         for target in targets:
             if target == "startups_env.agents":
                 found.add("__init__")
-            elif target.startswith("startups_env.agents.") and target.split(".")[2] in modules:
-                found.add(target.split(".")[2])
+            elif target.startswith("startups_env.agents."):
+                name = target[len("startups_env.agents."):]
+                while name and name not in PATHS:  # (a name inside a module: the module)
+                    name = name.rpartition(".")[0]
+                if name:
+                    found.add(name)
     return found
 
 
 def test_the_import_graph_of_agents_has_no_cycle():
-    graph = {path.stem: _agents_imports(path) - {path.stem} for path in AGENTS.glob("*.py")}
+    graph = {name: _agents_imports(name) - {name} for name in PATHS}
     assert graph["arena"] >= {"base", "registry"} and "search" in graph["registry"]  # the parser sees imports
+    assert graph["search.rollout_kernel"] >= {"greedy", "greedy_kernel"}  # (from .. inside a subpackage)
+    assert graph["search.backends"] >= {"search.worlds_kernel", "search.inference"}  # (from . import x)
     importers = {name for name, targets in graph.items() if "registry" in targets}
     assert importers <= REGISTRY_USERS, f"bot modules import the registry: {sorted(importers - REGISTRY_USERS)}"
     state: dict[str, str] = {}
@@ -84,13 +121,15 @@ def test_the_import_graph_of_agents_has_no_cycle():
 
 def _needs_numba(module: str) -> bool:
     """The module imports numba (the optional ``fast`` extra) when it is imported."""
-    tree = ast.parse((AGENTS / f"{module}.py").read_text())
+    tree = ast.parse(PATHS[module].read_text())
     return any(isinstance(node, ast.Import) and any(alias.name == "numba" for alias in node.names)
                for node in tree.body)
 
 
 def test_the_compiled_modules_are_recognised():
     assert _needs_numba("greedy_kernel") and not _needs_numba("greedy")
+    assert _needs_numba("search.rollout_kernel") and _needs_numba("search.worlds_kernel")
+    assert not _needs_numba("search")
 
 
 @pytest.mark.parametrize("module", MODULES)

@@ -1,4 +1,4 @@
-"""The search bot's fused rollout (startups_env.agents.rollout_kernel) against its rollouts
+"""The search bot's fused rollout (startups_env.agents.search.rollout_kernel) against its rollouts
 stepped by a numpy Simulator with the numpy greedy: the same worlds and plans give the
 same values, game for game, at every table size, with and without a horizon, with whole
 turns planned, and in the round game (a rollout ends with its round)."""
@@ -13,10 +13,10 @@ pytest.importorskip("numba")
 from startups_env import Rules, Simulator  # noqa: E402
 from startups_env.startups import queries  # noqa: E402
 from startups_env.agents.greedy import GreedyParams  # noqa: E402
-from startups_env.agents.rollout_kernel import rollout, rollout_outcomes  # noqa: E402
-from startups_env.agents.search import NUM_ACTIONS, PLAN_FIRST, PLAN_SECOND, SearchAgent, determinize  # noqa: E402
+from startups_env.agents.search import PLAN_FIRST, PLAN_SECOND, SearchAgent, determinize, search_backend  # noqa: E402
+from startups_env.agents.search.rollout_kernel import rollout, rollout_outcomes  # noqa: E402
 from startups_env.startups.state import public_state  # noqa: E402
-from startups_env.startups.rules import COMPANY_SIZES, NUM_REMOVED, Action  # noqa: E402
+from startups_env.startups.rules import COMPANY_SIZES, NUM_ACTIONS, NUM_REMOVED, Action  # noqa: E402
 from test_invariants import deck_counts  # noqa: E402
 
 
@@ -29,7 +29,7 @@ def worlds_and_plans(players: int, rounds: int, seed: int, steps: int, per_game:
     running = np.flatnonzero(~sim.done)
     state = sim.state.take(running)
     seat = state.current.astype(np.intp)
-    worlds = determinize(public_state(state, seat), seat, per_game, np.random.default_rng(seed))
+    worlds = determinize(public_state(state, seat), seat, per_game, np.random.default_rng(seed), search_backend())
     mask = Simulator.from_state(worlds.copy(), backend="numpy").legal_mask()
     rng = np.random.default_rng(seed + 1)
     plans = np.array([rng.choice(np.flatnonzero(row)) for row in mask])
@@ -53,7 +53,7 @@ def test_fused_rollouts_equal_the_numpy_ones(players, horizon):
         values = []
         for backend in ("numpy", "numba"):
             bot = SearchAgent(seed=5, backend=backend, horizon=horizon, rules=rules, opponent_model="greedy")
-            values.append(bot._rollout(worlds.copy(), plans, mover))
+            values.append(bot.rollouts.values(worlds.copy(), plans, mover, bot.rng))
         np.testing.assert_array_equal(values[0], values[1], err_msg=f"{players} players, {rounds} rounds, "
                                       f"{steps} steps, horizon {horizon}")
         whole_turns += np.count_nonzero(PLAN_SECOND[plans] >= 0)
@@ -68,8 +68,9 @@ def test_every_value_agrees(players, value):
     for rounds, steps in ((1, 20), (4, 30)):
         worlds, plans, mover = worlds_and_plans(players, rounds, players + steps, steps)
         rules = Rules(num_players=players, rounds=rounds)
-        values = [SearchAgent(seed=5, backend=backend, rules=rules, opponent_model="greedy", value=value)
-                  ._rollout(worlds.copy(), plans, mover) for backend in ("numpy", "numba")]
+        bots = [SearchAgent(seed=5, backend=backend, rules=rules, opponent_model="greedy", value=value)
+                for backend in ("numpy", "numba")]
+        values = [bot.rollouts.values(worlds.copy(), plans, mover, bot.rng) for bot in bots]
         np.testing.assert_array_equal(values[0], values[1], err_msg=f"{rounds} rounds")
 
 
@@ -121,14 +122,16 @@ def test_rollouts_of_one_stream_meet_the_same_random_numbers():
 
 def test_the_threaded_rollout_agrees(monkeypatch):
     """The rollout kernel's threaded version (from rollout_kernel.PARALLEL_FROM rollouts on)."""
-    from startups_env.agents import rollout_kernel
+    from startups_env.agents.search import rollout_kernel
 
     worlds, plans, mover = worlds_and_plans(5, 1, 21, 16)
     rules = Rules(num_players=5)
     monkeypatch.setattr(rollout_kernel, "PARALLEL_FROM", plans.size + 1)
-    serial = SearchAgent(seed=5, rules=rules, opponent_model="greedy")._rollout(worlds.copy(), plans, mover)
+    bot = SearchAgent(seed=5, rules=rules, opponent_model="greedy")
+    serial = bot.rollouts.values(worlds.copy(), plans, mover, bot.rng)
     monkeypatch.setattr(rollout_kernel, "PARALLEL_FROM", 1)
-    threaded = SearchAgent(seed=5, rules=rules, opponent_model="greedy")._rollout(worlds.copy(), plans, mover)
+    bot = SearchAgent(seed=5, rules=rules, opponent_model="greedy")
+    threaded = bot.rollouts.values(worlds.copy(), plans, mover, bot.rng)
     np.testing.assert_array_equal(serial, threaded)
 
 
@@ -160,7 +163,7 @@ def assert_played_legally(before, after):
 @pytest.mark.parametrize("opponent_model, epsilon", [("random", 0.0), ("greedy", 0.3), ("random", 1.0)])
 def test_random_moves_are_legal_reproducible_and_random(opponent_model, epsilon):
     worlds, plans, mover = worlds_and_plans(5, 1, 8, 12, per_game=10)
-    chance = SearchAgent(opponent_model=opponent_model, rollout_epsilon=epsilon)._random_chance(mover, None)
+    chance = SearchAgent(opponent_model=opponent_model, rollout_epsilon=epsilon).rollouts.random_chance(mover, None)
     runs = []
     for seed in (1, 1, 2):
         runs.append(rollout(worlds.copy(), PLAN_FIRST[plans], PLAN_SECOND[plans], mover, Rules(num_players=5),
@@ -186,8 +189,9 @@ def test_the_rollout_source_agrees_uncompiled():
                          "w, p, m = t.worlds_and_plans(3, 1, 4, 12, per_game=2); "
                          "import numpy as np; from startups_env.agents.search import SearchAgent; "
                          "from startups_env import Rules; r = Rules(num_players=3); "
-                         "v = [SearchAgent(seed=1, backend=b, rules=r, opponent_model='greedy')._rollout(w.copy(), p, m) "
+                         "bots = [SearchAgent(seed=1, backend=b, rules=r, opponent_model='greedy') "
                          "for b in ('numpy', 'numba')]; "
+                         "v = [bot.rollouts.values(w.copy(), p, m, bot.rng) for bot in bots]; "
                          "assert np.array_equal(*v); print('agree')")
     assert out.returncode == 0, out.stderr[-3000:]
     assert "agree" in out.stdout

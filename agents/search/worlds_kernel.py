@@ -2,11 +2,12 @@
 worlds, drawing cards from a pool, drawing the other seats' hands from their posteriors,
 and gathering the rollouts' copies of the worlds.
 
-:func:`startups_env.agents.search.determinize` and ``search._draw_from_pool`` are the
-reference: they order the cards by random keys with numpy's ``argsort``. The kernels here
-take the same keys, drawn by the caller from its generator, and sort them one world at a
-time, so they deal exactly the same cards (tests/test_sampling_kernel.py); they only spare
-numpy's temporaries, which cost more than the sort. The worlds are independent: from
+The numpy functions of :mod:`.worlds` (:func:`~.worlds.deal_hidden_cards`,
+:func:`~.worlds.count_first_cards`, :func:`~.worlds.hands_from_draws`) are the reference:
+they order the cards by random keys with numpy's ``argsort``. The kernels here take the
+same keys, drawn by the caller from its generator, and sort them one world at a time, so
+they deal exactly the same cards (tests/test_worlds_kernel.py); they only spare numpy's
+temporaries, which cost more than the sort. The worlds are independent: from
 ``PARALLEL_FROM`` worlds a call they are dealt (and their rollout copies gathered) on
 numba's threads, in chunks of ``CHUNK`` worlds, each chunk with its own sort buffers
 (:func:`scratch`).
@@ -146,7 +147,7 @@ def _hands_from_draws(cumulative, draws, seats, need, log_deal, pool, game, comp
     i]``, written to ``hands[:, :, i]`` (zeros elsewhere); ``log_weight[i]`` is the log-ratio
     of the hands' joint deal from the pool to their separate deals, -inf where together
     they need more cards of a company than the pool holds (then ``hands`` stays 0 there).
-    The arithmetic of ``search._hands_from_draws``, world by world."""
+    The arithmetic of :func:`.worlds.hands_from_draws`, world by world."""
     for i in numba.prange(game.shape[0]):
         g = game[i]
         log_separate = 0.0
@@ -216,7 +217,7 @@ def _gather_3d(source, rows, target):
 
 def _gather(s, rows, t):
     """Game ``rows[j]`` of the State arrays ``s`` into game j of ``t``, field by field (every
-    field of State: tests/test_sampling_kernel.py checks the list), ``GATHER_CHUNK`` games at
+    field of State: tests/test_worlds_kernel.py checks the list), ``GATHER_CHUNK`` games at
     a time."""
     for chunk in numba.prange((rows.shape[0] + GATHER_CHUNK - 1) // GATHER_CHUNK):
         lo = chunk * GATHER_CHUNK
@@ -280,8 +281,8 @@ def draw_counts(keys, pool, need) -> np.ndarray:
 
 def hands_from_draws(cumulative, draws, seats, need, log_deal, pool, count, compositions, valid, log_factorial
                      ) -> tuple[np.ndarray, np.ndarray]:
-    """(int64[7, C, m], float64[m]): ``search.sample_hands`` from its draws (the arguments of
-    ``search._hands_from_draws``, and its tables: ``COMPOSITIONS``, ``COMPOSITION_VALID`` and
+    """(int64[7, C, m], float64[m]): :func:`.worlds.sample_hands` from its draws (the arguments of
+    :func:`.worlds.hands_from_draws`, and its tables: ``COMPOSITIONS``, ``COMPOSITION_VALID`` and
     the log-factorials): the same hands, the log-weights to rounding (the sums run in
     another order)."""
     game = np.repeat(np.arange(count.size), count)

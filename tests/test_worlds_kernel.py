@@ -9,9 +9,9 @@ import pytest
 pytest.importorskip("numba")
 
 from startups_env import Rules, Simulator  # noqa: E402
-from startups_env.agents import sampling_kernel  # noqa: E402
-from startups_env.agents.search import (COMPOSITION_VALID, COMPOSITIONS, MAX_COMPOSITIONS, _draw_from_pool,  # noqa: E402
-                                        _log_deal, determinize, sample_hands)
+from startups_env.agents.search import (COMPOSITION_VALID, COMPOSITIONS, MAX_COMPOSITIONS,  # noqa: E402
+                                        determinize, sample_hands, search_backend, worlds_kernel)
+from startups_env.agents.search.worlds import deal_log_chance, draw_from_pool  # noqa: E402
 from startups_env.startups.state import State, public_state  # noqa: E402
 
 
@@ -35,10 +35,12 @@ def test_determinize_deals_the_same_worlds_on_both_backends(players, steps, most
     seat = sim.state.current[live].astype(np.intp)
     public = public_state(sim.state.take(live), seat)
     count = np.random.default_rng(0).integers(1, most, live.size)
-    assert (count.sum() >= sampling_kernel.PARALLEL_FROM) == (most > 9)
-    worlds = [determinize(public, seat, count, np.random.default_rng(7), backend) for backend in ("numpy", "numba")]
+    assert (count.sum() >= worlds_kernel.PARALLEL_FROM) == (most > 9)
+    worlds = [determinize(public, seat, count, np.random.default_rng(7), search_backend(backend))
+              for backend in ("numpy", "numba")]
     _assert_same(*worlds)
-    assert not np.array_equal(worlds[0].deck, determinize(public, seat, count, np.random.default_rng(8)).deck)
+    assert not np.array_equal(worlds[0].deck,
+                              determinize(public, seat, count, np.random.default_rng(8), search_backend()).deck)
 
 
 @pytest.mark.parametrize("draws", [50, 3000])  # (3,000: on numba's threads)
@@ -46,7 +48,8 @@ def test_draw_from_pool_draws_the_same_cards_on_both_backends(draws):
     rng = np.random.default_rng(draws)
     pool = rng.integers(0, 8, (6, draws))
     need = np.minimum(rng.integers(0, 6, draws), pool.sum(axis=0))
-    drawn = [_draw_from_pool(pool, need, np.random.default_rng(5), backend) for backend in ("numpy", "numba")]
+    drawn = [draw_from_pool(pool, need, np.random.default_rng(5), search_backend(backend))
+             for backend in ("numpy", "numba")]
     assert np.array_equal(*drawn) and drawn[1].dtype == np.int64
     assert np.array_equal(drawn[0].sum(axis=0), need) and (drawn[0] <= pool).all()
 
@@ -65,8 +68,8 @@ def _posteriors(games: int, seed: int):
         for g in range(games):
             k = need[s, g]
             log_deal[s, g] = np.where(COMPOSITION_VALID[k, slot],
-                                      _log_deal(np.repeat(pool[:, g][None, :], MAX_COMPOSITIONS, 0),
-                                                COMPOSITIONS[k], np.full(MAX_COMPOSITIONS, k)), -np.inf)
+                                      deal_log_chance(np.repeat(pool[:, g][None, :], MAX_COMPOSITIONS, 0),
+                                                      COMPOSITIONS[k], np.full(MAX_COMPOSITIONS, k)), -np.inf)
     posterior = log_deal + rng.normal(0.0, 2.0, log_deal.shape)
     posterior[rng.random((7, games)) < 0.1] = -np.inf
     return posterior, log_deal, need, pool
@@ -76,26 +79,26 @@ def _posteriors(games: int, seed: int):
 def test_sample_hands_draws_the_same_hands_on_both_backends(games, most):
     posterior, log_deal, need, pool = _posteriors(games, games)
     count = np.random.default_rng(1).integers(1, most, games)
-    drawn = [sample_hands(posterior, log_deal, need, pool, count, np.random.default_rng(5), backend)
+    drawn = [sample_hands(posterior, log_deal, need, pool, count, np.random.default_rng(5), search_backend(backend))
              for backend in ("numpy", "numba")]
     assert np.array_equal(drawn[0][0], drawn[1][0]) and drawn[1][0].dtype == np.int64
     np.testing.assert_allclose(drawn[1][1], drawn[0][1], rtol=1e-12, atol=1e-12)
     weights = drawn[0][1]
     assert np.isinf(weights).any() and np.isfinite(weights).any()  # (both kinds of worlds are met)
-    assert (count.sum() >= sampling_kernel.PARALLEL_FROM) == (games == 40)
+    assert (count.sum() >= worlds_kernel.PARALLEL_FROM) == (games == 40)
 
 
 @pytest.mark.parametrize("players, steps", [(3, 0), (5, 41), (7, 90)])
 def test_take_worlds_gathers_every_field_as_state_take_does(players, steps):
     sim = _mid_games(players, 30, seed=steps, steps=steps)
-    for size in (200, sampling_kernel.PARALLEL_FROM + 37):  # (on the calling thread, then on numba's threads)
+    for size in (200, worlds_kernel.PARALLEL_FROM + 37):  # (on the calling thread, then on numba's threads)
         rows = np.random.default_rng(steps).integers(0, 30, size)
-        _assert_same(sampling_kernel.take_worlds(sim.state, rows), sim.state.take(rows))
-    assert sampling_kernel.take_worlds(sim.state, rows[:0]).batch_size == 0
-    source = inspect.getsource(sampling_kernel._gather)
+        _assert_same(worlds_kernel.take_worlds(sim.state, rows), sim.state.take(rows))
+    assert worlds_kernel.take_worlds(sim.state, rows[:0]).batch_size == 0
+    source = inspect.getsource(worlds_kernel._gather)
     assert all(f"(s.{f.name}, r, t.{f.name}[" in source for f in fields(State))  # (every field, by name)
     with pytest.raises(IndexError, match="rows must be games"):
-        sampling_kernel.take_worlds(sim.state, np.array([0, 30]))
+        worlds_kernel.take_worlds(sim.state, np.array([0, 30]))
 
 
 def test_the_python_source_deals_alike_without_the_compiler():
@@ -104,12 +107,12 @@ def test_the_python_source_deals_alike_without_the_compiler():
 
     done = run_uncompiled("""
 import numpy as np
-from test_sampling_kernel import test_determinize_deals_the_same_worlds_on_both_backends as deal
-from test_sampling_kernel import test_draw_from_pool_draws_the_same_cards_on_both_backends as draw
-from test_sampling_kernel import test_sample_hands_draws_the_same_hands_on_both_backends as hands
-from test_sampling_kernel import test_take_worlds_gathers_every_field_as_state_take_does as gather
-from startups_env.agents import sampling_kernel
-assert not hasattr(sampling_kernel._deal_serial, "py_func")  # plain Python
+from test_worlds_kernel import test_determinize_deals_the_same_worlds_on_both_backends as deal
+from test_worlds_kernel import test_draw_from_pool_draws_the_same_cards_on_both_backends as draw
+from test_worlds_kernel import test_sample_hands_draws_the_same_hands_on_both_backends as hands
+from test_worlds_kernel import test_take_worlds_gathers_every_field_as_state_take_does as gather
+from startups_env.agents.search import worlds_kernel
+assert not hasattr(worlds_kernel._deal_serial, "py_func")  # plain Python
 deal(4, 37, 9)
 draw(50)
 hands(12, 40)

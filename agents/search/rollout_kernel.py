@@ -6,7 +6,7 @@ put-down after it), then every seat moves by the greedy bot's choice, each from 
 player may see (:func:`startups_env.agents.greedy_kernel.greedy_scores_game`), optionally
 with random moves mixed in: each game and seat has a chance that a move is a uniformly
 random legal one instead (the search sets it from its opponent model and
-``rollout_epsilon``: ``SearchAgent._random_chance``). The rules are those of :mod:`startups_env.startups.numba_backend`;
+``rollout_epsilon``: :meth:`.rollout.Rollouts.random_chance`). The rules are those of :mod:`startups_env.startups.numba_backend`;
 the game stops where its round ends (the pile runs out, or the turn cap, which the search
 uses as its horizon). :func:`rollout` then scores the round with the simulator's own
 end-of-round code (:meth:`startups_env.startups.simulator.Simulator.finish_rounds`), exactly as a rollout
@@ -33,9 +33,9 @@ from startups_env.startups.rules import MAX_PLAYERS, NUM_ACTIONS, Rules
 
 from startups_env.startups import queries
 
-from . import greedy_kernel
-from .greedy import GreedyParams
-from .greedy_kernel import arrays, best_legal_game, greedy_scores_game, kernel_params
+from .. import greedy_kernel
+from ..greedy import GreedyParams
+from ..greedy_kernel import arrays, best_legal_game, greedy_scores_game, kernel_params
 
 kernels.forget_stale_cache(__file__, kernels.__file__, greedy_kernel.__file__, queries.__file__)
 
