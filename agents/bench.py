@@ -54,7 +54,7 @@ from startups_env.startups.observe import OBS_DIM, observation_bounds, observe
 from startups_env.startups.rules import NUM_ACTIONS, Rules
 from startups_env.table.driver import Table
 
-from .registry import make_agent
+from startups_env.agents.registry import make_agent
 
 _CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 _clock = time.perf_counter

@@ -27,7 +27,7 @@ The layers, each importing only those below it (docs/architecture.md):
 * ``agents`` -- the bots (``make_agent``), the arena, the ladder, the bench and the terminal
   game; ``train`` -- self-play PPO and distillation (the ``train`` extra).
 
-The modules' paths before release 0.2 (``startups_env.startups.simulator``, ``startups_env.envs.aec``...) still
+The modules' paths before release 0.2 (``startups_env.core``, ``startups_env.aec``...) still
 import, with a FutureWarning naming the new home.
 
 The rules, with the action ids and deck order, are in the repository's docs/rules.md.

@@ -211,11 +211,10 @@ def test_the_mask_of_a_block_is_the_mask_game_by_game():
     rng = np.random.default_rng(6)
     mixed = False  # some games over while others play
     for step in range(160):
-        s = sim.state
-        arrays = (s.hand, s.coins, s.chip, s.market_count, s.current, s.phase, s.barred, s.terminated, s.truncated)
+        record = kernels.arrays(sim.state)
         block, one_by_one = kernels.new_mask(1500), kernels.new_mask(1500)
-        kernels.legal_rows(block, *arrays)
-        kernels.legal_columns(np.arange(1500, dtype=np.intp), one_by_one, *arrays)
+        kernels.legal_rows(block, record)
+        kernels.legal_columns(np.arange(1500, dtype=np.intp), one_by_one, record)
         np.testing.assert_array_equal(block[:, :1500], one_by_one[:, :1500], err_msg=f"step {step}")
         mixed |= sim.done.any() and not sim.done.all()
         sim.step(sim.random_actions(), active=rng.random(1500) < 0.9)
@@ -236,9 +235,7 @@ def test_dealing_in_runs_of_games_deals_the_same():
     dealt = []
     for parts in (1, 3, games.size):
         s = sim.state.copy()
-        kernels.deal_rounds(parts, games, decks, starters, s.deck, s.hand, s.portfolio, s.known, s.coins, s.chip,
-                            s.market_count, s.market_head, s.market_paid, s.market_coins, s.num_players, s.pile_pos,
-                            s.current, s.phase, s.barred, s.turn)
+        kernels.deal_rounds(parts, games, decks, starters, kernels.arrays(s))
         dealt.append(s)
     assert not np.array_equal(dealt[0].hand, sim.state.hand)
     for s in dealt[1:]:

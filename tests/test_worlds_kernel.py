@@ -89,16 +89,19 @@ def test_sample_hands_draws_the_same_hands_on_both_backends(games, most):
 
 
 @pytest.mark.parametrize("players, steps", [(3, 0), (5, 41), (7, 90)])
-def test_take_worlds_gathers_every_field_as_state_take_does(players, steps):
+def test_take_games_gathers_every_field_as_state_take_does(players, steps):
+    """The engine's compiled ``State.take``, which gathers the search's rollout worlds."""
+    from startups_env.startups import numba_backend as kernels
+
     sim = _mid_games(players, 30, seed=steps, steps=steps)
-    for size in (200, worlds_kernel.PARALLEL_FROM + 37):  # (on the calling thread, then on numba's threads)
+    for size in (200, kernels.PARALLEL_GATHER_FROM + 37):  # (on the calling thread, then on numba's threads)
         rows = np.random.default_rng(steps).integers(0, 30, size)
-        _assert_same(worlds_kernel.take_worlds(sim.state, rows), sim.state.take(rows))
-    assert worlds_kernel.take_worlds(sim.state, rows[:0]).batch_size == 0
-    source = inspect.getsource(worlds_kernel._gather)
+        _assert_same(kernels.take_games(sim.state, rows), sim.state.take(rows))
+    assert kernels.take_games(sim.state, rows[:0]).batch_size == 0
+    source = inspect.getsource(kernels._gather)
     assert all(f"(s.{f.name}, r, t.{f.name}[" in source for f in fields(State))  # (every field, by name)
     with pytest.raises(IndexError, match="rows must be games"):
-        worlds_kernel.take_worlds(sim.state, np.array([0, 30]))
+        kernels.take_games(sim.state, np.array([0, 30]))
 
 
 def test_the_python_source_deals_alike_without_the_compiler():
@@ -110,7 +113,7 @@ import numpy as np
 from test_worlds_kernel import test_determinize_deals_the_same_worlds_on_both_backends as deal
 from test_worlds_kernel import test_draw_from_pool_draws_the_same_cards_on_both_backends as draw
 from test_worlds_kernel import test_sample_hands_draws_the_same_hands_on_both_backends as hands
-from test_worlds_kernel import test_take_worlds_gathers_every_field_as_state_take_does as gather
+from test_worlds_kernel import test_take_games_gathers_every_field_as_state_take_does as gather
 from startups_env.agents.search import worlds_kernel
 assert not hasattr(worlds_kernel._deal_serial, "py_func")  # plain Python
 deal(4, 37, 9)

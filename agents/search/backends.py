@@ -66,8 +66,8 @@ class NumpyBackend:
 
 
 class NumbaBackend:
-    """The compiled kernels: :mod:`.worlds_kernel` deals the worlds, draws the hands and
-    gathers the rollouts' copies; :func:`startups_env.agents.greedy_kernel.decision_log_probs`
+    """The compiled kernels: :mod:`.worlds_kernel` deals the worlds and draws the hands,
+    :func:`startups_env.startups.numba_backend.take_games` gathers the rollouts' copies; :func:`startups_env.agents.greedy_kernel.decision_log_probs`
     weighs the hand hypotheses; :mod:`.rollout_kernel` plays whole batches of greedy
     rollouts in one call; the search's simulators run on the compiled kernels. Each method
     does what :class:`NumpyBackend`'s of the same name does. (The kernel modules are
@@ -76,9 +76,9 @@ class NumbaBackend:
     name = "numba"
 
     def take(self, state: State, rows: np.ndarray) -> State:
-        from . import worlds_kernel
+        from startups_env.startups.numba_backend import take_games
 
-        return worlds_kernel.take_worlds(state, rows)
+        return take_games(state, rows)
 
     def deal_hidden_cards(self, keys: np.ndarray, pool: np.ndarray, need: np.ndarray, world: State) -> None:
         from . import worlds_kernel

@@ -604,6 +604,86 @@ def _end_part(lo, hi, games, decks, starters, ended_terminated, ended_truncated,
 end_games, end_games_parallel = serial_and_parallel(_end_games)
 
 
+# ----------------------------------------------------------------------------- taking games
+PARALLEL_GATHER_FROM = 1024  # rows from which a take runs on numba's threads
+GATHER_CHUNK = 512  # rollouts a thread gathers at a time (int8 rows: whole cache lines)
+
+
+@_inline
+def _gather_1d(source, rows, target):
+    # (a loop from 0 over a slice: numba drops its negative-index check, and LLVM then
+    # compiles the copy about twice as fast)
+    for j in range(rows.shape[0]):
+        target[j] = source[rows[j]]
+
+
+@_inline
+def _gather_2d(source, rows, target):
+    for a in range(source.shape[0]):
+        _gather_1d(source[a], rows, target[a])
+
+
+@_inline
+def _gather_3d(source, rows, target):
+    for a in range(source.shape[0]):
+        for b in range(source.shape[1]):
+            _gather_1d(source[a, b], rows, target[a, b])
+
+
+def _gather(s, rows, t):
+    """Game ``rows[j]`` of the State arrays ``s`` into game j of ``t``, field by field (every
+    field of State: tests/test_kernels.py checks the list), ``GATHER_CHUNK`` games at
+    a time."""
+    for chunk in numba.prange((rows.shape[0] + GATHER_CHUNK - 1) // GATHER_CHUNK):
+        lo = chunk * GATHER_CHUNK
+        hi = min(lo + GATHER_CHUNK, rows.shape[0])
+        r = rows[lo:hi]
+        _gather_3d(s.hand, r, t.hand[:, :, lo:hi])
+        _gather_3d(s.portfolio, r, t.portfolio[:, :, lo:hi])
+        _gather_3d(s.known, r, t.known[:, :, lo:hi])
+        _gather_2d(s.coins, r, t.coins[:, lo:hi])
+        _gather_2d(s.chip, r, t.chip[:, lo:hi])
+        _gather_2d(s.market_count, r, t.market_count[:, lo:hi])
+        _gather_2d(s.market_head, r, t.market_head[:, lo:hi])
+        _gather_2d(s.market_paid, r, t.market_paid[:, lo:hi])
+        _gather_3d(s.market_stamp, r, t.market_stamp[:, :, lo:hi])
+        _gather_2d(s.market_coins, r, t.market_coins[:, lo:hi])
+        _gather_2d(s.deck, r, t.deck[:, lo:hi])
+        _gather_1d(s.pile_pos, r, t.pile_pos[lo:hi])
+        _gather_1d(s.num_players, r, t.num_players[lo:hi])
+        _gather_1d(s.current, r, t.current[lo:hi])
+        _gather_1d(s.phase, r, t.phase[lo:hi])
+        _gather_1d(s.barred, r, t.barred[lo:hi])
+        _gather_1d(s.turn, r, t.turn[lo:hi])
+        _gather_1d(s.round, r, t.round[lo:hi])
+        _gather_2d(s.round_points, r, t.round_points[:, lo:hi])
+        _gather_2d(s.plus2, r, t.plus2[:, lo:hi])
+        _gather_2d(s.plus1, r, t.plus1[:, lo:hi])
+        _gather_2d(s.scores, r, t.scores[:, lo:hi])
+        _gather_2d(s.threes, r, t.threes[:, lo:hi])
+        _gather_2d(s.ranks, r, t.ranks[:, lo:hi])
+        _gather_1d(s.terminated, r, t.terminated[lo:hi])
+        _gather_1d(s.truncated, r, t.truncated[lo:hi])
+        _gather_1d(s.capped, r, t.capped[lo:hi])
+
+
+_gather_serial, _gather_parallel = serial_and_parallel(_gather)
+
+
+def take_games(state: State, rows: np.ndarray) -> State:
+    """``state.take(rows)`` (a new State of the games ``rows``, int[r], which may repeat),
+    gathered in one compiled pass (on numba's threads from ``PARALLEL_GATHER_FROM`` rows): numpy's
+    take moves the batch-last arrays an element at a time through its generic copy (the
+    search gathers a copy of a world per rollout)."""
+    rows = np.asarray(rows, np.int64)
+    if rows.size and not 0 <= rows.min() <= rows.max() < state.batch_size:
+        raise IndexError(f"rows must be games 0..{state.batch_size - 1} of the state")
+    taken = State.empty(rows.size)  # (every field is overwritten)
+    gather = _gather_parallel if rows.size >= PARALLEL_GATHER_FROM else _gather_serial
+    gather(arrays(state), rows, arrays(taken))
+    return taken
+
+
 # ----------------------------------------------------------------------------- the observation
 # The pieces, in order, with the shapes the kernel below writes them in.
 _WRITTEN = {
