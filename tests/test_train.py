@@ -199,6 +199,21 @@ def test_bad_checkpoints_give_clear_errors(tmp_path):
     junk.write_bytes(b"hello")
     with pytest.raises(CheckpointError, match="corrupt or truncated"):
         make_agent(f"ppo:{junk}")
+    # Each kind of wrong file gets a message of its own, in this package's words: no ANSI codes,
+    # no advice to unpickle with weights_only=False, no bare "KeyError: 101", a folder not "not found".
+    module = tmp_path / "module.pt"
+    torch.save(torch.nn.Linear(2, 2), module)
+    text = tmp_path / "text.pt"
+    text.write_text("hello\nworld\n")
+    folder = tmp_path / "folder.pt"
+    folder.mkdir()
+    expected = {module: "pickled Python objects", text: "not a file torch.save wrote", folder: "is a folder"}
+    for path, words in expected.items():
+        with pytest.raises(CheckpointError) as info:
+            make_agent(f"ppo:{path}")
+        message = str(info.value)
+        assert words in message and str(path) in message, message
+        assert "\x1b" not in message and "weights_only" not in message and "101" not in message, message
     other = tmp_path / "other.pt"
     torch.save({"weights": torch.zeros(3)}, other)
     with pytest.raises(CheckpointError, match="not a startups-ppo checkpoint"):
