@@ -121,6 +121,7 @@ def test_command_line_run_resumes_from_its_shards(tmp_path):
                           timeout=180, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert torch.load(tmp_path / "ppo" / "checkpoint.pt", weights_only=True)["args"]["init_policy"].endswith("policy.pt")
+    trainer[-1] = str(tmp_path / "ppo2")  # (the first folder holds a run now: a new one would be refused there)
     proc = subprocess.run(trainer, cwd=ROOT, env=env, capture_output=True, text=True, timeout=180, check=False)
     assert proc.returncode == 2 and "differs from this run's" in proc.stderr
 

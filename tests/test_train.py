@@ -127,6 +127,53 @@ def test_resume_continues_the_run(tiny_run, tmp_path):
     assert proc.returncode == 2 and "--greedy-prior False differs" in proc.stderr
 
 
+def test_a_new_run_refuses_a_folder_that_holds_a_run(tiny_run, capsys):
+    """Training again into a run's folder without --resume used to replace its policy and
+    checkpoint and leave TensorBoard events of both runs in it: now it is refused, naming
+    --resume and --overwrite, and nothing in the folder changes."""
+    import startups_env.train.selfplay as selfplay
+
+    out, _ = tiny_run
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    assert selfplay.main(["--out", str(out), "--total-steps", "512", *TINY]) == 2
+    err = capsys.readouterr().err
+    assert f"--out {out} already holds a training run" in err and "--resume" in err and "--overwrite" in err
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+
+
+def test_overwrite_replaces_a_run_and_only_its_files(tmp_path):
+    import startups_env.train.selfplay as selfplay
+
+    out = tmp_path / "run"
+    out.mkdir()
+    for name in ("policy.pt", "checkpoint.pt", "events.out.tfevents.1.old.0"):
+        (out / name).write_bytes(b"an earlier run")
+    (out / "notes.txt").write_text("mine")
+    flags = ["--out", str(out), "--total-steps", "512", "--num-envs", "32", "--num-steps", "8", "--num-minibatches",
+             "2", "--final-eval-games", "0", "--eval-games", "4", "--hidden", "16", "--no-progress"]
+    assert selfplay.main(flags) == 2
+    assert (out / "policy.pt").read_bytes() == b"an earlier run"
+    assert selfplay.main(flags + ["--overwrite"]) == 0
+    assert (out / "notes.txt").read_text() == "mine", "files the trainer did not write stay"
+    assert not (out / "events.out.tfevents.1.old.0").exists(), "the old run's events would mix with the new ones"
+    assert len(list(out.glob("events.out.tfevents.*"))) == 1
+    assert read_checkpoint(str(out / "policy.pt"))["global_step"] == 512
+    with pytest.raises(ValueError, match="--resume continues .* --overwrite replaces"):
+        check_args(Args(out=str(out), resume=True, overwrite=True))
+
+
+def test_a_run_that_cannot_start_leaves_no_folder(tmp_path, capsys):
+    """A corrupt --init-policy used to fail after --out had been made, leaving it empty."""
+    import startups_env.train.selfplay as selfplay
+
+    corrupt = tmp_path / "corrupt.pt"
+    corrupt.write_bytes(b"not a policy")
+    out = tmp_path / "bad"
+    assert selfplay.main(["--out", str(out), "--init-policy", str(corrupt), "--total-steps", "512", *TINY]) == 2
+    assert f"--init-policy: {corrupt} is not a readable PPO checkpoint" in capsys.readouterr().err
+    assert not out.exists()
+
+
 def test_resume_with_a_corrupt_checkpoint_fails_clearly(tmp_path):
     (tmp_path / "checkpoint.pt").write_bytes(b"not a checkpoint at all")
     proc = run_trainer("--resume", "--out", str(tmp_path), "--total-steps", "64", *TINY, timeout=60)

@@ -28,7 +28,7 @@ from startups_env.agents.sb3 import SB3Agent
 from startups_env.rules import Rules
 from startups_env.vector import StartupsVecEnv
 from startups_env.train.common import atomic_write_text
-from startups_env.train.selfplay import Args, train
+from startups_env.train.selfplay import Args, resolve_args, train
 
 
 class WallClock:
@@ -81,14 +81,10 @@ def main(argv=None) -> int:
     parser.add_argument("--eval-games", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", default="runs/compare")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace the native run an earlier comparison left in OUT/native")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
-    os.makedirs(args.out, exist_ok=True)
-
-    report: dict = {"seconds": args.seconds, "players": args.players, "opponents": args.opponents}
-    sb3 = run_sb3(args)
-    report["sb3"] = {k: sb3[k] for k in ("steps", "decisions", "wall", "cpu")}
-    print(f"sb3: {sb3['steps']:,} steps in {sb3['wall']:.0f} s", file=sys.stderr)
 
     # Native: same opponents, no self-play, same wall time (its own defaults otherwise).
     native_args = Args(out=os.path.join(args.out, "native"), seed=args.seed, players=args.players,
@@ -96,7 +92,18 @@ def main(argv=None) -> int:
                        baselines=args.opponents, pfsp_power=0.0, eval_every=10**12, final_eval_games=0,
                        checkpoint_every=10**12, progress=False, total_steps=10**12, max_seconds=args.seconds,
                        learning_rate=args.learning_rate, anneal_lr=False,  # SB3 keeps its rate constant too
-                       greedy_prior=False)  # SB3's MlpPolicy starts from scratch too
+                       greedy_prior=False, overwrite=args.overwrite)  # SB3's MlpPolicy starts from scratch too
+    try:  # before SB3 trains: an earlier run in OUT/native (or a bad setting) is refused now, not minutes later
+        resolve_args(native_args, None)
+    except ValueError as exc:
+        parser.error(str(exc))
+    os.makedirs(args.out, exist_ok=True)
+
+    report: dict = {"seconds": args.seconds, "players": args.players, "opponents": args.opponents}
+    sb3 = run_sb3(args)
+    report["sb3"] = {k: sb3[k] for k in ("steps", "decisions", "wall", "cpu")}
+    print(f"sb3: {sb3['steps']:,} steps in {sb3['wall']:.0f} s", file=sys.stderr)
+
     native = train(native_args)
     report["native"] = {"steps": native["global_step"], "decisions": native["decisions"], "wall": native["wall_time"]}
 

@@ -51,7 +51,9 @@ rules, optimizer, step counters, pool, generator states; written atomically at i
 and at the end), ``policy.pt`` (weights + config + provenance, the file to ship or to
 load as ``ppo:PATH``), ``eval.json`` (final arena results) and TensorBoard logs
 (``charts/``, ``losses/``, ``eval/``). All files are data: ``torch.load(...,
-weights_only=True)`` reads them.
+weights_only=True)`` reads them. A new run refuses an ``--out`` that holds another run's
+files, which it would replace (and whose TensorBoard events it would mix with its own):
+``--resume`` continues that run, ``--overwrite`` deletes its files first.
 
 **Resume.** ``--resume`` reloads ``checkpoint.pt`` from ``--out``: model, optimizer,
 pool, counters and generator states; flags given on the command line override the saved
@@ -76,7 +78,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from startups_env.agents.ppo import ActorCritic, checkpoint_dict
+from startups_env.agents.ppo import ActorCritic, checkpoint_dict, read_checkpoint
 from startups_env.agents.registry import build_agent, split_names
 from startups_env.observe import OBS_DIM
 from startups_env.rules import NUM_ACTIONS, REWARD_SCHEMES, Rules
@@ -104,6 +106,9 @@ class Args:
     """output folder: checkpoint.pt, policy.pt, eval.json, TensorBoard events"""
     resume: bool = False
     """continue from OUT/checkpoint.pt (flags given now override the saved ones)"""
+    overwrite: bool = False
+    """start a new run in an --out that holds one, deleting that run's files first (checkpoint, policy,
+    evaluation, learning curve, TensorBoard events); without it (or --resume) such a folder is refused"""
     total_steps: int = 2_500_000
     """learner decisions to train for (PPO samples; opponents' decisions come on top)"""
     max_seconds: float = 810.0
@@ -241,14 +246,52 @@ def check_args(args: Args) -> None:
     if not args.out:
         raise ValueError("--out must name a folder")
     Rules(num_players=args.eval_players, turn_cap=args.turn_cap)  # validates both
-    if args.init_policy and not os.path.isfile(args.init_policy):
-        raise ValueError(f"--init-policy {args.init_policy}: no such file")
+    if args.resume and args.overwrite:
+        raise ValueError("--resume continues the run in --out and --overwrite replaces it: give one of them")
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise ValueError(f"--out {args.out} is a file, not a folder")
+    if args.init_policy:
+        try:  # read here, so that a missing or broken file fails before any folder or file is made
+            read_checkpoint(args.init_policy)
+        except (ValueError, FileNotFoundError) as exc:
+            raise ValueError(f"--init-policy: {exc}") from None
     for flag, names in (("--baselines", args.baselines), ("--eval-opponents", args.eval_opponents)):
         for name in split_names(names):
             try:  # built once here, so that a typo or a missing checkpoint fails before any training
                 build_agent(name)
             except (ValueError, FileNotFoundError) as exc:
                 raise ValueError(f"{flag}: {exc}") from None
+
+
+#: What a run writes in --out, besides TensorBoard's ``events.out.tfevents.*`` files.
+RUN_FILES = ("checkpoint.pt", "policy.pt", "eval.json", "learning_curve.png")
+
+
+def run_files(folder: str) -> list[str]:
+    """The names of a training run's outputs in ``folder`` (none if it does not exist)."""
+    if not os.path.isdir(folder):
+        return []
+    return sorted(name for name in os.listdir(folder) if name in RUN_FILES or name.startswith("events.out.tfevents."))
+
+
+def check_no_run(args: Args) -> None:
+    """ValueError if a new run (not ``--resume``d from a checkpoint) would write over a run in
+    ``--out`` without ``--overwrite``: its policy and checkpoint would be replaced, and
+    TensorBoard would mix both runs' events."""
+    found = run_files(args.out)
+    if found and not args.overwrite:
+        shown = ", ".join(found[:4]) + (f" and {len(found) - 4} more" if len(found) > 4 else "")
+        if args.resume:
+            raise ValueError(f"--resume: {args.out} has no checkpoint.pt to continue from, but files of a run "
+                             f"({shown}); replace them with --overwrite (instead of --resume) or use a new --out")
+        raise ValueError(f"--out {args.out} already holds a training run ({shown}); continue it with --resume, "
+                         f"train into another folder with a new --out, or replace it with --overwrite")
+
+
+def clear_run(folder: str) -> None:
+    """Delete the outputs of a run in ``folder`` (``--overwrite``); other files stay."""
+    for name in run_files(folder):
+        os.remove(os.path.join(folder, name))
 
 
 def eval_interval(args: Args) -> int:
@@ -267,6 +310,8 @@ def resolve_args(args: Args, given: dict[str, Any] | None) -> tuple[Args, dict[s
         merged = merge_saved_args(saved, given, args.out)
         args = Args(**{f.name: merged.get(f.name, f.default) for f in dataclasses.fields(Args)})
     check_args(args)
+    if saved is None:
+        check_no_run(args)
     return args, saved
 
 
@@ -504,6 +549,9 @@ def setup(args: Args, saved: dict[str, Any] | None) -> Run:
                       seed=np.random.SeedSequence([int(env_seq.generate_state(1)[0]), progress.updates]))
     from torch.utils.tensorboard import SummaryWriter
 
+    if saved is None and args.overwrite:
+        clear_run(args.out)
+    os.makedirs(args.out, exist_ok=True)  # only now: a run that fails to start leaves no folder behind
     writer = SummaryWriter(args.out, purge_step=progress.global_step if saved is not None else None)
     if saved is None:
         writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(
@@ -664,7 +712,6 @@ def print_outputs(args: Args, policy_path: str, curve: str | None) -> None:
 def train(args: Args, given: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run (or resume) a training run; returns the final evaluation summary."""
     args, saved = resolve_args(args, given)
-    os.makedirs(args.out, exist_ok=True)
     run = setup(args, saved)
     model, optimizer, batch, progress = run.model, run.optimizer, run.batch, run.progress
     buf = Rollout.empty(args.num_steps, args.num_envs, run.critic.dim)
