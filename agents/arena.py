@@ -52,6 +52,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 
 from startups_env.core import Simulator, check_seed, is_int, shuffled_decks
+from startups_env.cli import prog, table_size_arg
 from startups_env.distributed import Workers, add_worker_arguments, progress_bar, workers_from_args
 from startups_env.files import atomic_write
 from startups_env.rules import DECK_SIZE, DEFAULT_TURN_CAP, MAX_PLAYERS, MIN_PLAYERS, Rules, pile_start
@@ -504,9 +505,9 @@ def played_share(state, rounds: int) -> np.ndarray:
 # ----------------------------------------------------------------------------- command line
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m startups_env.agents.arena", description=__doc__.split("\n\n")[0],
+    p = argparse.ArgumentParser(prog=prog("startups_env.agents.arena"), description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--players", type=int, default=4, help="table size, 2-7 (default 4)")
+    p.add_argument("--players", type=table_size_arg, default=4, help="table size, 2-7 (default 4)")
     p.add_argument("--agents", required=True,
                    help="comma-separated agent specs, one per seat, e.g. greedy,random,random,random or "
                         "'search[determinizations=72,horizon=0],greedy,greedy,greedy'; also "
@@ -528,8 +529,6 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    if not MIN_PLAYERS <= args.players <= MAX_PLAYERS:
-        parser.error(f"--players must be between {MIN_PLAYERS} and {MAX_PLAYERS}, got {args.players}")
     specs = split_names(args.agents)
     if len(specs) != args.players:
         parser.error(f"--players {args.players} needs {args.players} agents, got {len(specs)}: {args.agents}")

@@ -57,6 +57,7 @@ import sys
 
 import numpy as np
 
+from startups_env.cli import PLAYERS_FORMS, players_arg, prog
 from startups_env.distributed import Workers, add_worker_arguments, workers_from_args
 from startups_env.files import atomic_write
 from startups_env.rules import Rules
@@ -330,8 +331,8 @@ def _format(row: dict) -> str:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m startups_env.agents.ladder", description=__doc__.split("\n\n")[0])
-    p.add_argument("--players", default="3,4,6", help="comma-separated table sizes")
+    p = argparse.ArgumentParser(prog=prog("startups_env.agents.ladder"), description=__doc__.split("\n\n")[0])
+    p.add_argument("--players", type=players_arg, default="3,4,6", help=f"table sizes: {PLAYERS_FORMS}")
     p.add_argument("--games", type=int, default=2000, help="games per pairing of rule-based bots")
     p.add_argument("--search-games", type=int, default=400, help="games per pairing with the search bot (0: skip)")
     p.add_argument("--seed", type=int, default=1)
@@ -361,9 +362,8 @@ def main(argv=None) -> int:
         if problem:
             p.error(f"{flag} {path}: {problem}")
     try:
-        players = [int(x) for x in args.players.split(",") if x.strip()]
         with workers_from_args(args) as pool:
-            ladder = run_ladder(players, args.games, args.search_games, args.seed, progress=args.progress,
+            ladder = run_ladder(list(args.players), args.games, args.search_games, args.seed, progress=args.progress,
                                 pairings=pairings, workers=pool, resume=args.resume)
     except (ValueError, FileNotFoundError, ConnectionError) as exc:
         p.error(str(exc))

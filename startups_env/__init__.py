@@ -24,7 +24,7 @@ Submodules:
 * ``render`` -- the table as text and as an RGB picture;
 * ``replay`` -- game logs (JSON), replays, HTML pages and GIFs;
 * ``bench`` -- speed figures; ``docs`` -- the generated environment card; ``files`` --
-  atomic writes;
+  atomic writes; ``cli`` -- what the command-line tools share (``--players``, their name);
 * ``distributed`` -- shards played here or on Ray workers (the optional ``ray`` extra);
 * ``agents`` -- the bots (``make_agent``), the arena, the ladder and the terminal game;
 * ``train`` -- self-play PPO and distillation of the search bot (needs the ``train`` extra).

@@ -48,6 +48,7 @@ from pettingzoo import AECEnv
 
 from .aec import _OrderEnforcing
 from .aec import env as make_env
+from .cli import prog, table_size_arg
 from .core import BACKENDS, Simulator, numba_available
 from .observe import OBS_DIM, observation_bounds, observe
 from .rules import NUM_ACTIONS, Rules
@@ -268,8 +269,8 @@ def _median(measure, repeats: int) -> int:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m startups_env.bench", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--players", type=int, default=4, help="table size, 2-7 (default 4)")
+    parser = argparse.ArgumentParser(prog=prog("startups_env.bench"), description=__doc__.split("\n\n")[0])
+    parser.add_argument("--players", type=table_size_arg, default=4, help="table size, 2-7 (default 4)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per figure; the median is printed (default 3)")
     parser.add_argument("--seconds", type=float, default=None, help="seconds per run on --clock (default 2, --quick 0.25)")
     parser.add_argument("--batch-sizes", default="1,256,4096,16384", help="comma-separated batch sizes (default 1,256,4096,16384)")

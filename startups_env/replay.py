@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .cli import prog
 from .core import Simulator, State, check_seed, is_int, shuffled_decks
 from .files import atomic_write
 from .policy import as_policy, policy_name
@@ -599,7 +600,7 @@ show(0);
 # ---------------------------------------------------------------------------- CLI
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m startups_env.replay",
+        prog=prog("startups_env.replay"),
         description="Replay a Startups game log; print the final table, write HTML/GIF.",
     )
     parser.add_argument("log", help="game log JSON (GameLog.save), or a golden-game JSON line")

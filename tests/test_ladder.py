@@ -72,6 +72,13 @@ def test_the_ladder_writes_the_matrix_as_json_and_csv(tmp_path, capsys):
             assert int(r[f"{style} games"]) == m["games"][i][j] >= 10
 
 
+def test_the_ladder_reads_players_as_every_tool_does(capsys):
+    """``--players 3-4`` failed with "invalid literal for int() with base 10: '3-4'"."""
+    assert main(["--heroes", "random", "--styles", "random", "--players", "3-4", "--games", "3", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^3p +random vs 2 x random", out, re.M) and re.search(r"^4p +random vs 3 x random", out, re.M)
+
+
 def test_a_hero_alone_meets_every_style_by_default(tmp_path, capsys):
     out = tmp_path / "ladder.json"
     assert main(["--hero", "noisy", "--players", "3", "--games", "3", "--seed", "1", "--json", str(out)]) == 0

@@ -52,6 +52,7 @@ import torch
 import torch.nn.functional as F
 
 from startups_env.agents.registry import build_agent, split_names
+from startups_env.cli import PLAYERS_FORMS, players_arg, prog
 from startups_env.agents.features import features
 from startups_env.agents.greedy import greedy_actions
 from startups_env.agents.ppo import ActorCritic, checkpoint_dict
@@ -63,7 +64,6 @@ from startups_env.observe import SLICES, observe
 from startups_env.policy import needs_of
 from startups_env.rules import MAX_PLAYERS, MIN_PLAYERS, Rules
 from startups_env.table import act_for_seats
-from startups_env.vector import parse_players
 
 from .common import atomic_save, atomic_write_text, git_revision, hidden_sizes
 from .evaluate import eval_summary, evaluate
@@ -233,13 +233,13 @@ def fit(data: dict[str, np.ndarray], hidden: list[int], epochs: int, learning_ra
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m startups_env.train.distill", description=__doc__.split("\n\n")[0],
+    parser = argparse.ArgumentParser(prog=prog("startups_env.train.distill"), description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--out", default="runs/distill",
                         help="output folder: data/ shards, policy.pt, eval.json (the final table, with --eval-games)")
     parser.add_argument("--games", type=int, default=6000, help="games to record (shards already in OUT count)")
     parser.add_argument("--shard-games", type=int, default=200, help="games per shard (played as one batch)")
-    parser.add_argument("--players", default="4", help="table sizes: a number, a range like 3-7 or a list like 3,4,6")
+    parser.add_argument("--players", type=players_arg, default="4", help=f"table sizes: {PLAYERS_FORMS}")
     parser.add_argument("--teacher", default="search", help="arena agent spec of the player to imitate")
     parser.add_argument("--opponents", default="greedy",
                         help="baseline of each shard, cycled (one baseline plays every other seat)")
@@ -261,7 +261,6 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     try:
-        players = parse_players(args.players)
         hidden = hidden_sizes(args.hidden)
         if args.games < 1 or args.shard_games < 1 or args.epochs < 1:
             raise ValueError("--games, --shard-games and --epochs must be >= 1")
@@ -274,7 +273,7 @@ def main(argv=None) -> int:
         if not opponents:
             raise ValueError("--opponents names no agent")
         shards = -(-args.games // args.shard_games)
-        jobs = shard_jobs(shards, args.shard_games, players, args.teacher, opponents, args.driver, args.seed)
+        jobs = shard_jobs(shards, args.shard_games, args.players, args.teacher, opponents, args.driver, args.seed)
         paths = [os.path.join(data_dir, f"shard_{k:04d}.npz") for k in range(shards)]
         todo = [job for job in jobs if not os.path.exists(paths[job["index"]])]  # resume: written shards stay
         with workers_from_args(args) as pool:

@@ -25,6 +25,7 @@ import torch
 from startups_env.agents.arena import run_arena
 from startups_env.agents.registry import build_agent, split_names
 from startups_env.agents.sb3 import SB3Agent
+from startups_env.cli import PLAYERS_FORMS, prog
 from startups_env.rules import Rules
 from startups_env.vector import StartupsVecEnv
 from startups_env.train.common import atomic_write_text
@@ -70,9 +71,9 @@ def run_sb3(args) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog=prog("startups_env.train.sb3_compare"), description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=240.0, help="training wall time of each learner")
-    parser.add_argument("--players", default="3-7")
+    parser.add_argument("--players", default="3-7", help=f"table sizes: {PLAYERS_FORMS}")
     parser.add_argument("--opponents", default="random,greedy")
     parser.add_argument("--hidden", type=int, default=128)
     parser.add_argument("--num-envs", type=int, default=64, help="SB3 envs (the native run uses its defaults)")

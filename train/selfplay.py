@@ -80,6 +80,7 @@ import torch.nn.functional as F
 
 from startups_env.agents.ppo import ActorCritic, checkpoint_dict, read_checkpoint
 from startups_env.agents.registry import build_agent, split_names
+from startups_env.cli import prog
 from startups_env.observe import OBS_DIM
 from startups_env.rules import NUM_ACTIONS, REWARD_SCHEMES, Rules
 from startups_env.train.checkpoints import (
@@ -121,7 +122,7 @@ class Args:
     num_steps: int = 16
     """learner decisions per game per rollout (rollout = num_envs * num_steps samples)"""
     players: str = "3-7"
-    """table sizes drawn per game: a number, a range like 3-7, or a list like 3,4,6"""
+    """table sizes drawn per game: a number, a range like 3-7 or a list like 3,4,6 (as every tool's --players)"""
     reward: str = "rank"
     """terminal reward scheme of the simulator: rank, win, score or margin"""
     turn_cap: int = 400
@@ -204,7 +205,7 @@ def parse_args(argv=None) -> tuple[Args, dict[str, Any]]:
     import tyro
 
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = tyro.cli(Args, args=argv, prog="python -m startups_env.train.selfplay",
+    args = tyro.cli(Args, args=argv, prog=prog("startups_env.train.selfplay"),
                     description="Self-play PPO for Startups (CleanRL style): train a policy against a pool of "
                                 "opponents. Flags given with --resume override the checkpoint's settings.")
     names = {f.name for f in dataclasses.fields(Args)}
@@ -219,7 +220,10 @@ def parse_args(argv=None) -> tuple[Args, dict[str, Any]]:
 
 def check_args(args: Args) -> None:
     """Raise ValueError naming the first bad setting."""
-    parse_players(args.players)
+    try:
+        parse_players(args.players)
+    except ValueError as exc:
+        raise ValueError(f"--players: {exc}") from None
     if args.reward not in REWARD_SCHEMES:
         raise ValueError(f"--reward must be one of {REWARD_SCHEMES}, got {args.reward!r}")
     hidden_sizes(args.hidden)
