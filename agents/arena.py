@@ -47,12 +47,13 @@ import math
 import os
 import sys
 import time
+import traceback
 from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-from startups_env.core import Simulator, check_seed, is_int, shuffled_decks
 from startups_env.cli import prog, table_size_arg
+from startups_env.core import Simulator, check_seed, is_int, shuffled_decks
 from startups_env.distributed import Workers, add_worker_arguments, progress_bar, workers_from_args
 from startups_env.files import atomic_write
 from startups_env.rules import DECK_SIZE, DEFAULT_TURN_CAP, MAX_PLAYERS, MIN_PLAYERS, Rules, pile_start
@@ -62,7 +63,7 @@ from startups_env.table import Table
 
 from .base import Agent
 from .ratings import Ratings, format_rating, rate
-from .registry import build_agent, split_names
+from .registry import bot_raised, build_agent, split_names
 
 WILSON_Z = 1.959963984540054  # 95% two-sided
 
@@ -206,7 +207,8 @@ class ArenaResult:
                 f"{1000 * r['seconds_per_decision']:>7.3f}"
             )
         share = self.truncated_games / self.games if self.games else 0.0
-        lines.append(f"{self.players} players, {self.games} games ({self.games // self.players} deals x "
+        deals = self.games // self.players
+        lines.append(f"{self.players} players, {self.games} games ({deals} deal{'s' if deals != 1 else ''} x "
                      f"{self.players} seatings), seed {self.seed}; truncated by the turn cap: "
                      f"{self.truncated_games} ({100 * share:.2f}%); mean turns {self.turns.mean():.1f}; "
                      f"wall {self.wall_seconds:.1f} s")
@@ -522,8 +524,26 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--csv", help="write the per-agent table as CSV here")
     p.add_argument("--plot", help="write a PNG of ratings and win rates here")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_traceback_argument(p)
     add_worker_arguments(p)
     return p
+
+
+def add_traceback_argument(parser) -> None:
+    parser.add_argument("--traceback", action="store_true",
+                        help="on an error, print Python's whole traceback before the message (e.g. of an outside "
+                             "bot that raised)")
+
+
+def command_line_error(parser, exc: BaseException, show_traceback: bool):
+    """Report ``exc`` with ``parser.error`` (exit status 2). ``show_traceback``
+    (``--traceback``): Python's whole traceback first; without it, an error that a bot's own
+    code raised says how to see it."""
+    if show_traceback:
+        traceback.print_exception(type(exc), exc, exc.__traceback__)
+    elif bot_raised(exc):
+        parser.error(f"{exc} (--traceback prints the whole traceback)")
+    parser.error(str(exc))
 
 
 def main(argv=None) -> int:
@@ -554,7 +574,7 @@ def main(argv=None) -> int:
             result = run_arena(specs, args.players, args.games, args.seed, rules=rules,
                                batch_size=args.batch_size, progress=not args.no_progress, workers=pool)
     except (ValueError, FileNotFoundError, ConnectionError) as exc:
-        parser.error(str(exc))
+        command_line_error(parser, exc, args.traceback)
     print(result.table())
     if "shards" in result.extra:
         print(f"workers: {result.extra['shards']} shards, {result.extra['shard_cpu_seconds']:.1f} CPU s inside them "

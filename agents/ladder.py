@@ -62,7 +62,7 @@ from startups_env.distributed import Workers, add_worker_arguments, workers_from
 from startups_env.files import atomic_write
 from startups_env.rules import Rules
 
-from .arena import SHARD_GAMES, ArenaResult, check_output_path, run_arena
+from .arena import SHARD_GAMES, ArenaResult, add_traceback_argument, check_output_path, command_line_error, run_arena
 from .ratings import format_rating, rate
 from .registry import parse_agent_spec, split_names
 
@@ -109,6 +109,7 @@ def _run_ladder(players, games, search_games, seed, progress, pairings, pool: Wo
     keys = {n: pairing_keys(n, pairings, games, search_games, seed, pool.sharded) for n in players}
     saved = _load_saved(resume, [key for n in keys for key in keys[n]]) if resume is not None else {}
     rows, ladder, matrices = [], [], []
+    widths = (max([7] + [len(hero) for hero, _ in pairings]), max([7] + [len(opponent) for _, opponent in pairings]))
     for n in players:
         played = []  # (names of the entries, arena result) of this table size
         for key in keys[n]:
@@ -116,7 +117,7 @@ def _run_ladder(players, games, search_games, seed, progress, pairings, pool: Wo
             played.append(([key["hero"]] + [key["opponent"]] * (n - 1), result))
             row = _pairing_row(key["hero"], key["opponent"], result, seed)
             rows.append(row)
-            print(_format(row), flush=True)
+            print(_format(row, *widths), flush=True)
         if played:
             table = ladder_ratings(played, seed)
             ladder.extend(table)
@@ -310,17 +311,22 @@ def ladder_ratings(played, seed: int) -> list[dict]:
 
 
 def _format_ladder(players: int, rows: list[dict]) -> str:
+    """The ladder's ratings at one table size, one aligned row per bot, whatever the names' lengths."""
     lines = [f"{players}p  ladder ratings (one fit of the games above; Elo-like points, mean bot 0, "
              "95% bootstrap CI over deals):"]
-    for row in rows:
-        lines.append(f"{players}p  {row['name']:>7}  {format_rating(row['rating'], row['rating_ci']):>20}  "
-                     f"games {row['games']}")
+    ratings = [format_rating(row["rating"], row["rating_ci"]) for row in rows]
+    name_width = max(7, *(len(row["name"]) for row in rows))
+    rating_width = max(len(text) for text in ratings)
+    for row, rating in zip(rows, ratings):
+        lines.append(f"{players}p  {row['name']:>{name_width}}  {rating:>{rating_width}}  games {row['games']}")
     return "\n".join(lines)
 
 
-def _format(row: dict) -> str:
+def _format(row: dict, hero_width: int = 7, opponent_width: int = 7) -> str:
+    """A pairing's line; the widths (the longest hero's and opponent's names) align the lines."""
     lo, hi = row["win_ci"]
-    text = (f"{row['players']}p  {row['hero']:>7} vs {row['players'] - 1} x {row['opponent']:<7} "
+    text = (f"{row['players']}p  {row['hero']:>{hero_width}} vs {row['players'] - 1} x "
+            f"{row['opponent']:<{opponent_width}} "
             f"win {row['win_rate']:.3f} [{lo:.3f}, {hi:.3f}] (fair {1 / row['players']:.3f})  "
             f"rank {row['mean_rank']:.2f}  rating {format_rating(row['rating'], row['rating_ci'])}  "
             f"capped {100 * row['truncated_share']:.2f}%  "
@@ -349,6 +355,7 @@ def main(argv=None) -> int:
                         "there instead of playing them (same table size, specs, games, seed, rules and shard "
                         "size), so an interrupted ladder picks up where it stopped; a loaded pairing keeps the "
                         "wall and decision times it was played in. Use a new DIR after changing a bot")
+    add_traceback_argument(p)
     add_worker_arguments(p)
     args = p.parse_args(argv)
     heroes, styles = split_names(args.heroes), split_names(args.styles)
@@ -366,7 +373,7 @@ def main(argv=None) -> int:
             ladder = run_ladder(list(args.players), args.games, args.search_games, args.seed, progress=args.progress,
                                 pairings=pairings, workers=pool, resume=args.resume)
     except (ValueError, FileNotFoundError, ConnectionError) as exc:
-        p.error(str(exc))
+        command_line_error(p, exc, args.traceback)
     if args.json:
         atomic_write(args.json, lambda f: json.dump(ladder, f, indent=2), binary=False, make_folders=True)
     if args.csv:
