@@ -108,6 +108,9 @@ class ArenaResult:
     turn_cap: int = DEFAULT_TURN_CAP
     rated: bool = True  # report ratings (``run_arena(rate=...)``)
     extra: dict = field(default_factory=dict)
+    # Games played at once on one simulator (a shard; 0: not recorded). One act() call decides
+    # every game of the batch where the entry is to move, so act_seconds / decisions falls as it grows.
+    batch_games: int = 0
 
     @property
     def games(self) -> int:
@@ -188,6 +191,7 @@ class ArenaResult:
             "turn_cap": self.turn_cap,
             "mean_turns": float(self.turns.mean()) if self.games else 0.0,
             "wall_seconds": self.wall_seconds,
+            "batch_games": self.batch_games,
             **self.extra,
         }
 
@@ -215,6 +219,10 @@ class ArenaResult:
         if self.rated:
             lines.append("rating: Plackett-Luce fit of all games, Elo-like points (mean entry 0; +100 beats 0 "
                          "in 64% of two-player games), 95% bootstrap interval over deals")
+        batch = f"{self.batch_games} games played at once" if self.batch_games else "games played in batches"
+        lines.append(f"ms/dec: milliseconds inside act() per decision, {batch}: one call decides every game of "
+                     "the batch where the entry is to move, so the figure falls as the batch grows (compare "
+                     "figures of the same batch size)")
         return "\n".join(lines)
 
     def to_csv(self) -> str:
@@ -440,7 +448,7 @@ def run_arena(agents, players: int, games: int, seed: int = 0, *, rules: Rules |
     return ArenaResult(names=names, players=players, seed=seed, ranks=ranks, scores=scores,
                        truncated=truncated, turns=turns, decisions=decisions, act_seconds=act_seconds,
                        wall_seconds=wall, rounds=rules.rounds, turn_cap=rules.turn_cap, rated=bool(rate),
-                       extra=extra)
+                       extra=extra, batch_games=min(shard, total))
 
 
 @dataclass

@@ -179,6 +179,7 @@ def _pairing_row(hero: str, opponent: str, result: ArenaResult, seed: int) -> di
     if _is_search(hero):
         row["wall_per_decision"] = result.wall_seconds / max(stats["decisions"], 1)
         row["act_per_decision"] = stats["seconds_per_decision"]
+        row["batch_games"] = result.batch_games  # what the time per decision depends on (0: not recorded)
     return row
 
 
@@ -332,7 +333,8 @@ def _format(row: dict, hero_width: int = 7, opponent_width: int = 7) -> str:
             f"capped {100 * row['truncated_share']:.2f}%  "
             f"games {row['games']}  wall {row['wall_seconds']:.1f}s")
     if "wall_per_decision" in row:
-        text += f"  search {1000 * row['wall_per_decision']:.1f} ms/decision (wall)"
+        batch = f", {row['batch_games']} games at once" if row.get("batch_games") else ""
+        text += f"  search {1000 * row['wall_per_decision']:.1f} ms/decision (wall{batch})"
     return text
 
 
