@@ -368,14 +368,14 @@ def record_game(
             )
         if len(agents) != rules.num_players:
             raise ValueError(f"{len(agents)} agents for {rules.num_players} seats")
-        # Checked before the game starts. Names are not resolved here: agents live in the
-        # separate ``agents`` package, which this module does not depend on.
+        # Checked before the game starts. Names are not resolved here (as_policy says how to
+        # build a bot from one): agents live in the separate ``agents`` package, which this
+        # module does not depend on.
         for seat, agent in enumerate(agents):
             try:
                 as_policy(agent)
             except ValueError as err:
-                hint = f"; build it with startups_env.agents.make_agent({agent!r})" if isinstance(agent, str) else ""
-                raise ValueError(f"policy[{seat}]: {err}{hint}") from None
+                raise ValueError(f"policy[{seat}]: {err}") from None
         if players is None:
             players = [policy_name(a) for a in agents]
     recorder = Recorder(rules, seed=rng if decks is None else None, decks=decks, players=players)

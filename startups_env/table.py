@@ -95,7 +95,10 @@ def _seats(policies, role: str) -> list[_Seat]:
     seats = []
     for indices in by_object.values():
         policy = entries[indices[0]]
-        seats.append(_Seat(policy, f"{role} {indices[0]} ({policy_name(policy)})", indices))
+        try:
+            seats.append(_Seat(policy, f"{role} {indices[0]} ({policy_name(policy)})", indices))
+        except ValueError as exc:
+            raise ValueError(f"{role} {indices[0]}: {exc}") from None
     return seats
 
 

@@ -50,7 +50,8 @@ here)::
     obs = env.reset()
     actions, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
 
-Pass ``opponents=[fn, ...]`` (e.g. ``startups_env.agents.make_agent("greedy")``) to play other bots.
+Pass ``opponents=[fn, ...]`` (e.g. ``startups_env.agents.make_agent("greedy", seed=0)``: bots, not their
+names, since the library never imports a bot) to play other bots.
 Observations are raw counts (see :mod:`startups_env.observe`); wrap the env in SB3's
 ``VecNormalize(env, norm_reward=False)`` if your policy wants normalised inputs.
 """
@@ -66,7 +67,7 @@ import numpy as np
 from . import queries
 from .core import Simulator, check_seed, is_int
 from .observe import HIDDEN_DIM, OBS_DIM, hidden_observation, observation_bounds, observe
-from .policy import policy_name
+from .policy import as_policy, policy_name
 from .rules import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, Rules
 from .table import Table
 
@@ -169,14 +170,16 @@ class SeatBatch:
         self._default_opponent = opponents is None
         if opponents is None:
             opponents = [RandomOpponent()]
-        elif callable(opponents) or hasattr(opponents, "act"):
+        elif callable(opponents) or hasattr(opponents, "act") or isinstance(opponents, str):
             opponents = [opponents]
         self.opponents: list = list(opponents)
         if not self.opponents:
             raise ValueError("opponents must hold at least one opponent")
         for i, opp in enumerate(self.opponents):
-            if not (callable(opp) or callable(getattr(opp, "act", None))):
-                raise ValueError(f"opponent {i} ({opp!r}) is neither callable nor has an act(obs, mask) method")
+            try:
+                as_policy(opp)
+            except ValueError as exc:
+                raise ValueError(f"opponent {i}: {exc}") from None
         self._weights = self._check_weights(opponent_weights)
         b = self.num_envs
         self.learner_seat = np.zeros(b, np.int8)
