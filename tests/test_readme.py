@@ -104,6 +104,15 @@ def test_api_page_environment_card_matches_the_code():
     assert environment_card() in TEXT["docs/api.md"], "regenerate with: python -m startups_env.docs"
 
 
+def test_the_environment_card_names_every_reward_scheme():
+    """The card listed win, rank and score, but not margin."""
+    from startups_env.rules import REWARD_SCHEMES
+
+    card = next(line for line in TEXT["docs/api.md"].splitlines() if line.startswith("| Rewards |"))
+    for scheme in REWARD_SCHEMES:
+        assert f"`{scheme}`" in card, scheme
+
+
 def test_rules_page_names_every_action_id_as_the_code_does():
     from startups_env.rules import NUM_ACTIONS, action_to_string
 
