@@ -459,28 +459,33 @@ def _check_viewer(log: GameLog, viewer) -> None:
 
 
 def _frames(log: GameLog, viewer: int | None, render: Callable):
-    """Yield (caption, picture): one per decision (the table before it), then the final table."""
+    """Yield (caption, picture) for every frame of a replay, the HTML page's and the GIF's
+    alike: the deal (caption ``"the deal"``), then the table after each decision, captioned
+    with the move just played (``"3/92  P1: take octo (+2 coins)  [greedy]"``, as
+    :func:`describe_action` words it for ``viewer``); the last caption also says whether the
+    game is over or the log stops before its end."""
     _check_viewer(log, viewer)
     names = log.players or [None] * log.num_players
+    caption = "the deal"
     for k, action, sim in iter_replay(log):
         s = sim.state
-        if action is None:
-            caption = f"end after {k} decisions" if s.done[0] else f"after {k} decisions (game unfinished)"
-        else:
+        if action is None:  # the last table
+            caption += "  (game over)" if s.done[0] else "  (game unfinished)"
+        yield caption, render(s, 0, viewer)
+        if action is not None:  # the move played from this table names the next frame
             who = names[int(s.current[0])]
             caption = (
                 f"{k + 1}/{len(log.actions)}  " + describe_action(s, action, viewer) + (f"  [{who}]" if who else "")
             )
-        yield caption, render(s, 0, viewer)
 
 
 def write_html(
     log: GameLog, path, *, viewer: int | None = None, images: bool = False, title: str = "Startups replay"
 ) -> None:
-    """A standalone HTML page: one frame per decision (the table before it, with the
-    decision as caption) and the final table; buttons, a slider and the arrow keys step
-    through it. images=True embeds PNG pictures (:func:`~startups_env.render.table_rgb`)
-    beside the text tables."""
+    """A standalone HTML page of the frames of :func:`gif_frames`: the deal, then the table
+    after each decision, captioned with the move just played; buttons, a slider and the
+    arrow keys step through it. images=True embeds PNG pictures
+    (:func:`~startups_env.render.table_rgb`) beside the text tables."""
     from .render import table_rgb, table_text
 
     texts = list(_frames(log, viewer, table_text))
@@ -502,17 +507,13 @@ def write_html(
 def gif_frames(log: GameLog, viewer: int | None = None):
     """Yield ``(caption, picture)`` for each frame of :func:`write_gif`: the deal, then the
     table after each decision, captioned with that decision (``"3/92  P1: take octo (+2
-    coins)  [greedy]"``, as :func:`describe_action` words it for ``viewer``). The picture
-    is :func:`~startups_env.render.table_rgb` with the caption in a band beneath it
-    (:func:`~startups_env.render.with_caption`)."""
+    coins)  [greedy]"``, as :func:`describe_action` words it for ``viewer``), as on the
+    HTML page of :func:`write_html`. The picture is :func:`~startups_env.render.table_rgb`
+    with the caption in a band beneath it (:func:`~startups_env.render.with_caption`)."""
     from .render import table_rgb, with_caption
 
-    # _frames pairs each decision with the table *before* it; a GIF frame shows the table
-    # the move left behind, so each caption moves on to the next picture.
-    caption = "the deal"
-    for next_caption, picture in _frames(log, viewer, table_rgb):
+    for caption, picture in _frames(log, viewer, table_rgb):
         yield caption, with_caption(picture, caption)
-        caption = next_caption
 
 
 def write_gif(log: GameLog, path, *, viewer: int | None = None, frame_ms: int = 500, end_ms: int = 4000) -> None:
