@@ -17,6 +17,7 @@ import re
 import shlex
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -134,11 +135,17 @@ def test_command_outputs_go_under_runs():
 
 @pytest.mark.parametrize("page", PYTHON_PAGES)
 def test_python_blocks_run(page, tmp_path, monkeypatch):
+    """Each page's examples run, and leave no SB3 log folder in the temporary folder (the SB3
+    example left an empty SB3-<date> folder there)."""
     monkeypatch.chdir(tmp_path)
+    temporary = tmp_path / "temporary"
+    temporary.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
     namespace: dict = {"__name__": "__docs__"}
     for _, lang, code in BLOCKS[page]:
         if lang == "python":
             exec(compile(code, page, "exec"), namespace)
+    assert not list(temporary.glob("SB3-*")), f"{page}'s examples left SB3 log folders in the temporary folder"
 
 
 @pytest.fixture(scope="module")
