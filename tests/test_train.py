@@ -56,6 +56,7 @@ def test_tiny_run_writes_a_checkpoint_the_arena_plays(tiny_run):
     assert any(f.startswith("events.out.tfevents") for f in os.listdir(out))
     assert not [f for f in os.listdir(out) if ".tmp." in f], "no temporary files left behind"
     assert "final evaluation" in proc.stdout and "decisions/s" in proc.stdout
+    assert "evaluations during training" in proc.stdout
     # The run ends by saying where each output went, and how to open the logs.
     for name in ("policy.pt", "checkpoint.pt", "eval.json", "learning_curve.png"):
         assert str(out / name) in proc.stdout, name
@@ -369,6 +370,14 @@ def test_a_short_run_is_evaluated_ten_times_and_the_bar_says_what_it_counts():
     assert eval_text([{"step": 0, "random": 0.79, "greedy": 0.271}]) == "vs random 0.79, vs greedy 0.27"
     assert eval_text([]) == "none yet"
     assert (thousands(3771.0), thousands(16644.0), thousands(512.4)) == ("3.8k", "16.6k", "512")
+    # The run ends by printing its curve, first evaluation (before training) to last.
+    from startups_env.train.selfplay import curve_text
+
+    lines = curve_text([{"step": 0, "random": 0.2, "greedy": 0.105},
+                        {"step": 311_296, "random": 0.685, "greedy": 0.24}], 4, 200).splitlines()
+    assert "3 copies of each opponent, 200 games a point" in lines[0]
+    assert [line.split() for line in lines[1:]] == [["learner", "steps", "vs", "random", "vs", "greedy"],
+                                                    ["0", "0.200", "0.105"], ["311.3k", "0.685", "0.240"]]
 
 
 @pytest.mark.parametrize("bad, message", [

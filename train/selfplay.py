@@ -637,6 +637,18 @@ def eval_text(history: list[dict]) -> str:
     return ", ".join(f"vs {k} {v:.2f}" for k, v in history[-1].items() if k != "step") if history else "none yet"
 
 
+def curve_text(history: list[dict], eval_players: int, eval_games: int) -> str:
+    """The periodic evaluations as a table, first to last: the learning curve in the
+    terminal (the first row is the policy before training)."""
+    opponents = [k for k in history[0] if k != "step"] if history else []
+    lines = [f"evaluations during training: the policy's win rate against {eval_players - 1} copies of each "
+             f"opponent, {eval_games} games a point (fair share {1 / eval_players:.3f})",
+             f"{'learner steps':>13}" + "".join(f"  {'vs ' + opp:>10}" for opp in opponents)]
+    for row in history:
+        lines.append(f"{thousands(row['step']):>13}" + "".join(f"  {row[opp]:>10.3f}" for opp in opponents))
+    return "\n".join(lines)
+
+
 def thousands(x: float) -> str:
     return f"{x / 1000:.1f}k" if x >= 1000 else f"{x:.0f}"
 
@@ -680,6 +692,8 @@ def finish(run: Run, saved: dict[str, Any] | None) -> dict[str, Any]:
           f"{summary['steps_per_second']:,.0f} learner steps/s, {summary['decisions_per_second']:,.0f} decisions/s "
           f"wall clock, evaluations included; {run_decisions / max(run.cpu_seconds, 1e-9):,.0f} decisions per "
           f"CPU second of training")
+    if progress.history:
+        print("\n" + curve_text(progress.history, args.eval_players, args.eval_games))
     if args.final_eval_games > 0:
         results = evaluate(model, split_names(args.eval_opponents), args.eval_players, args.final_eval_games,
                            args.seed + 2, run.rules, rate=True)
