@@ -47,25 +47,24 @@ import math
 import os
 import sys
 import time
+import traceback
 from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-from startups_env.startups.simulator import Simulator
-
-from startups_env.startups.state import shuffled_decks
-
 from startups_env.checks import check_seed, is_int
+from startups_env.startups.rules import DECK_SIZE, DEFAULT_TURN_CAP, MAX_PLAYERS, MIN_PLAYERS, Rules, pile_start
+from startups_env.startups.simulator import Simulator
+from startups_env.startups.state import shuffled_decks
+from startups_env.table.driver import Table
+from startups_env.table.policy import as_policy, policy_name
+from startups_env.tools.cli import prog, table_size_arg
 from startups_env.tools.distributed import Workers, add_worker_arguments, progress_bar, workers_from_args
 from startups_env.tools.files import atomic_write
-from startups_env.startups.rules import DECK_SIZE, DEFAULT_TURN_CAP, MAX_PLAYERS, MIN_PLAYERS, Rules, pile_start
-
-from startups_env.table.policy import as_policy, policy_name
-from startups_env.table.driver import Table
 
 from .base import Agent
 from .ratings import Ratings, format_rating, rate
-from .registry import build_agent, split_names
+from .registry import bot_raised, build_agent, split_names
 
 WILSON_Z = 1.959963984540054  # 95% two-sided
 
@@ -110,6 +109,9 @@ class ArenaResult:
     turn_cap: int = DEFAULT_TURN_CAP
     rated: bool = True  # report ratings (``run_arena(rate=...)``)
     extra: dict = field(default_factory=dict)
+    # Games played at once on one simulator (a shard; 0: not recorded). One act() call decides
+    # every game of the batch where the entry is to move, so act_seconds / decisions falls as it grows.
+    batch_games: int = 0
 
     @property
     def games(self) -> int:
@@ -190,6 +192,7 @@ class ArenaResult:
             "turn_cap": self.turn_cap,
             "mean_turns": float(self.turns.mean()) if self.games else 0.0,
             "wall_seconds": self.wall_seconds,
+            "batch_games": self.batch_games,
             **self.extra,
         }
 
@@ -209,13 +212,18 @@ class ArenaResult:
                 f"{1000 * r['seconds_per_decision']:>7.3f}"
             )
         share = self.truncated_games / self.games if self.games else 0.0
-        lines.append(f"{self.players} players, {self.games} games ({self.games // self.players} deals x "
+        deals = self.games // self.players
+        lines.append(f"{self.players} players, {self.games} games ({deals} deal{'s' if deals != 1 else ''} x "
                      f"{self.players} seatings), seed {self.seed}; truncated by the turn cap: "
                      f"{self.truncated_games} ({100 * share:.2f}%); mean turns {self.turns.mean():.1f}; "
                      f"wall {self.wall_seconds:.1f} s")
         if self.rated:
             lines.append("rating: Plackett-Luce fit of all games, Elo-like points (mean entry 0; +100 beats 0 "
                          "in 64% of two-player games), 95% bootstrap interval over deals")
+        batch = f"{self.batch_games} games played at once" if self.batch_games else "games played in batches"
+        lines.append(f"ms/dec: milliseconds inside act() per decision, {batch}: one call decides every game of "
+                     "the batch where the entry is to move, so the figure falls as the batch grows (compare "
+                     "figures of the same batch size)")
         return "\n".join(lines)
 
     def to_csv(self) -> str:
@@ -441,7 +449,7 @@ def run_arena(agents, players: int, games: int, seed: int = 0, *, rules: Rules |
     return ArenaResult(names=names, players=players, seed=seed, ranks=ranks, scores=scores,
                        truncated=truncated, turns=turns, decisions=decisions, act_seconds=act_seconds,
                        wall_seconds=wall, rounds=rules.rounds, turn_cap=rules.turn_cap, rated=bool(rate),
-                       extra=extra)
+                       extra=extra, batch_games=min(shard, total))
 
 
 @dataclass
@@ -508,9 +516,9 @@ def played_share(state, rounds: int) -> np.ndarray:
 # ----------------------------------------------------------------------------- command line
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m startups_env.agents.arena", description=__doc__.split("\n\n")[0],
+    p = argparse.ArgumentParser(prog=prog("startups_env.agents.arena"), description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--players", type=int, default=4, help="table size, 2-7 (default 4)")
+    p.add_argument("--players", type=table_size_arg, default=4, help="table size, 2-7 (default 4)")
     p.add_argument("--agents", required=True,
                    help="comma-separated agent specs, one per seat, e.g. greedy,random,random,random or "
                         "'search[determinizations=72,horizon=0],greedy,greedy,greedy'; also "
@@ -525,15 +533,31 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--csv", help="write the per-agent table as CSV here")
     p.add_argument("--plot", help="write a PNG of ratings and win rates here")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_traceback_argument(p)
     add_worker_arguments(p)
     return p
+
+
+def add_traceback_argument(parser) -> None:
+    parser.add_argument("--traceback", action="store_true",
+                        help="on an error, print Python's whole traceback before the message (e.g. of an outside "
+                             "bot that raised)")
+
+
+def command_line_error(parser, exc: BaseException, show_traceback: bool):
+    """Report ``exc`` with ``parser.error`` (exit status 2). ``show_traceback``
+    (``--traceback``): Python's whole traceback first; without it, an error that a bot's own
+    code raised says how to see it."""
+    if show_traceback:
+        traceback.print_exception(type(exc), exc, exc.__traceback__)
+    elif bot_raised(exc):
+        parser.error(f"{exc} (--traceback prints the whole traceback)")
+    parser.error(str(exc))
 
 
 def main(argv=None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    if not MIN_PLAYERS <= args.players <= MAX_PLAYERS:
-        parser.error(f"--players must be between {MIN_PLAYERS} and {MAX_PLAYERS}, got {args.players}")
     specs = split_names(args.agents)
     if len(specs) != args.players:
         parser.error(f"--players {args.players} needs {args.players} agents, got {len(specs)}: {args.agents}")
@@ -559,7 +583,7 @@ def main(argv=None) -> int:
             result = run_arena(specs, args.players, args.games, args.seed, rules=rules,
                                batch_size=args.batch_size, progress=not args.no_progress, workers=pool)
     except (ValueError, FileNotFoundError, ConnectionError) as exc:
-        parser.error(str(exc))
+        command_line_error(parser, exc, args.traceback)
     print(result.table())
     if "shards" in result.extra:
         print(f"workers: {result.extra['shards']} shards, {result.extra['shard_cpu_seconds']:.1f} CPU s inside them "

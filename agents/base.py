@@ -21,8 +21,8 @@ import numpy as np
 
 from startups_env.checks import check_seed
 from startups_env.startups.history import History, PutDownLog
-from startups_env.table.policy import Policy, check_act_inputs
 from startups_env.table.driver import act_for_seats, play_aec_game
+from startups_env.table.policy import Policy, check_act_inputs
 
 __all__ = ["Agent", "History", "PutDownLog", "act_for_seats", "check_act_inputs", "play_aec_game"]
 

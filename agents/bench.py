@@ -45,16 +45,16 @@ import time
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
+from startups_env.agents.registry import make_agent
 
 from startups_env.envs.aec import OrderEnforcing
 from startups_env.envs.aec import env as make_env
 from startups_env.startups.backend import BACKENDS, numba_available
-from startups_env.startups.simulator import Simulator
 from startups_env.startups.observe import OBS_DIM, observation_bounds, observe
 from startups_env.startups.rules import NUM_ACTIONS, Rules
+from startups_env.startups.simulator import Simulator
 from startups_env.table.driver import Table
-
-from startups_env.agents.registry import make_agent
+from startups_env.tools.cli import prog, table_size_arg
 
 _CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 _clock = time.perf_counter
@@ -269,8 +269,8 @@ def _median(measure, repeats: int) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m startups_env.agents.bench", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--players", type=int, default=4, help="table size, 2-7 (default 4)")
+    parser = argparse.ArgumentParser(prog=prog("startups_env.agents.bench"), description=__doc__.split("\n\n")[0])
+    parser.add_argument("--players", type=table_size_arg, default=4, help="table size, 2-7 (default 4)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per figure; the median is printed (default 3)")
     parser.add_argument("--seconds", type=float, default=None, help="seconds per run on --clock (default 2, --quick 0.25)")
     parser.add_argument("--batch-sizes", default="1,256,4096,16384", help="comma-separated batch sizes (default 1,256,4096,16384)")

@@ -57,11 +57,12 @@ import sys
 
 import numpy as np
 
+from startups_env.startups.rules import Rules
+from startups_env.tools.cli import PLAYERS_FORMS, players_arg, prog
 from startups_env.tools.distributed import Workers, add_worker_arguments, workers_from_args
 from startups_env.tools.files import atomic_write
-from startups_env.startups.rules import Rules
 
-from .arena import SHARD_GAMES, ArenaResult, check_output_path, run_arena
+from .arena import SHARD_GAMES, ArenaResult, add_traceback_argument, check_output_path, command_line_error, run_arena
 from .ratings import format_rating, rate
 from .registry import parse_agent_spec, split_names
 
@@ -108,6 +109,7 @@ def _run_ladder(players, games, search_games, seed, progress, pairings, pool: Wo
     keys = {n: pairing_keys(n, pairings, games, search_games, seed, pool.sharded) for n in players}
     saved = _load_saved(resume, [key for n in keys for key in keys[n]]) if resume is not None else {}
     rows, ladder, matrices = [], [], []
+    widths = (max([7] + [len(hero) for hero, _ in pairings]), max([7] + [len(opponent) for _, opponent in pairings]))
     for n in players:
         played = []  # (names of the entries, arena result) of this table size
         for key in keys[n]:
@@ -115,7 +117,7 @@ def _run_ladder(players, games, search_games, seed, progress, pairings, pool: Wo
             played.append(([key["hero"]] + [key["opponent"]] * (n - 1), result))
             row = _pairing_row(key["hero"], key["opponent"], result, seed)
             rows.append(row)
-            print(_format(row), flush=True)
+            print(_format(row, *widths), flush=True)
         if played:
             table = ladder_ratings(played, seed)
             ladder.extend(table)
@@ -177,6 +179,7 @@ def _pairing_row(hero: str, opponent: str, result: ArenaResult, seed: int) -> di
     if _is_search(hero):
         row["wall_per_decision"] = result.wall_seconds / max(stats["decisions"], 1)
         row["act_per_decision"] = stats["seconds_per_decision"]
+        row["batch_games"] = result.batch_games  # what the time per decision depends on (0: not recorded)
     return row
 
 
@@ -309,29 +312,35 @@ def ladder_ratings(played, seed: int) -> list[dict]:
 
 
 def _format_ladder(players: int, rows: list[dict]) -> str:
+    """The ladder's ratings at one table size, one aligned row per bot, whatever the names' lengths."""
     lines = [f"{players}p  ladder ratings (one fit of the games above; Elo-like points, mean bot 0, "
              "95% bootstrap CI over deals):"]
-    for row in rows:
-        lines.append(f"{players}p  {row['name']:>7}  {format_rating(row['rating'], row['rating_ci']):>20}  "
-                     f"games {row['games']}")
+    ratings = [format_rating(row["rating"], row["rating_ci"]) for row in rows]
+    name_width = max(7, *(len(row["name"]) for row in rows))
+    rating_width = max(len(text) for text in ratings)
+    for row, rating in zip(rows, ratings):
+        lines.append(f"{players}p  {row['name']:>{name_width}}  {rating:>{rating_width}}  games {row['games']}")
     return "\n".join(lines)
 
 
-def _format(row: dict) -> str:
+def _format(row: dict, hero_width: int = 7, opponent_width: int = 7) -> str:
+    """A pairing's line; the widths (the longest hero's and opponent's names) align the lines."""
     lo, hi = row["win_ci"]
-    text = (f"{row['players']}p  {row['hero']:>7} vs {row['players'] - 1} x {row['opponent']:<7} "
+    text = (f"{row['players']}p  {row['hero']:>{hero_width}} vs {row['players'] - 1} x "
+            f"{row['opponent']:<{opponent_width}} "
             f"win {row['win_rate']:.3f} [{lo:.3f}, {hi:.3f}] (fair {1 / row['players']:.3f})  "
             f"rank {row['mean_rank']:.2f}  rating {format_rating(row['rating'], row['rating_ci'])}  "
             f"capped {100 * row['truncated_share']:.2f}%  "
             f"games {row['games']}  wall {row['wall_seconds']:.1f}s")
     if "wall_per_decision" in row:
-        text += f"  search {1000 * row['wall_per_decision']:.1f} ms/decision (wall)"
+        batch = f", {row['batch_games']} games at once" if row.get("batch_games") else ""
+        text += f"  search {1000 * row['wall_per_decision']:.1f} ms/decision (wall{batch})"
     return text
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m startups_env.agents.ladder", description=__doc__.split("\n\n")[0])
-    p.add_argument("--players", default="3,4,6", help="comma-separated table sizes")
+    p = argparse.ArgumentParser(prog=prog("startups_env.agents.ladder"), description=__doc__.split("\n\n")[0])
+    p.add_argument("--players", type=players_arg, default="3,4,6", help=f"table sizes: {PLAYERS_FORMS}")
     p.add_argument("--games", type=int, default=2000, help="games per pairing of rule-based bots")
     p.add_argument("--search-games", type=int, default=400, help="games per pairing with the search bot (0: skip)")
     p.add_argument("--seed", type=int, default=1)
@@ -348,6 +357,7 @@ def main(argv=None) -> int:
                         "there instead of playing them (same table size, specs, games, seed, rules and shard "
                         "size), so an interrupted ladder picks up where it stopped; a loaded pairing keeps the "
                         "wall and decision times it was played in. Use a new DIR after changing a bot")
+    add_traceback_argument(p)
     add_worker_arguments(p)
     args = p.parse_args(argv)
     heroes, styles = split_names(args.heroes), split_names(args.styles)
@@ -361,12 +371,11 @@ def main(argv=None) -> int:
         if problem:
             p.error(f"{flag} {path}: {problem}")
     try:
-        players = [int(x) for x in args.players.split(",") if x.strip()]
         with workers_from_args(args) as pool:
-            ladder = run_ladder(players, args.games, args.search_games, args.seed, progress=args.progress,
+            ladder = run_ladder(list(args.players), args.games, args.search_games, args.seed, progress=args.progress,
                                 pairings=pairings, workers=pool, resume=args.resume)
     except (ValueError, FileNotFoundError, ConnectionError) as exc:
-        p.error(str(exc))
+        command_line_error(p, exc, args.traceback)
     if args.json:
         atomic_write(args.json, lambda f: json.dump(ladder, f, indent=2), binary=False, make_folders=True)
     if args.csv:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from startups_env.startups import queries
 
 from .base import Agent, check_act_inputs

@@ -24,11 +24,12 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from startups_env.startups import queries
-from startups_env.startups.simulator import Simulator
 from startups_env.startups.render import table_text
+from startups_env.startups.rules import COMPANY_NAMES, NUM_ACTIONS, Action, Rules, action_to_string
+from startups_env.startups.simulator import Simulator
+from startups_env.table import Table
+from startups_env.tools.cli import prog, table_size_arg
 from startups_env.tools.replay import Recorder, describe_action
-from startups_env.startups.rules import COMPANY_NAMES, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, Action, Rules, action_to_string
-from startups_env.table.driver import Table
 
 from .base import Agent
 from .registry import build_agent, split_names
@@ -118,8 +119,8 @@ class _ArgumentParser(argparse.ArgumentParser):
 
 
 def _parse_args(argv):
-    parser = _ArgumentParser(prog="python -m startups_env.agents.play", description="Play Startups against bots.")
-    parser.add_argument("--players", type=int, default=4, help="table size, 2-7 (default 4)")
+    parser = _ArgumentParser(prog=prog("startups_env.agents.play"), description="Play Startups against bots.")
+    parser.add_argument("--players", type=table_size_arg, default=4, help="table size, 2-7 (default 4)")
     parser.add_argument(
         "--opponents",
         default="greedy",
@@ -142,8 +143,6 @@ def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = inp
 
     try:
         args = _parse_args(argv)
-        if not MIN_PLAYERS <= args.players <= MAX_PLAYERS:
-            raise ValueError(f"--players must be {MIN_PLAYERS}-{MAX_PLAYERS}, got {args.players}")
         if not 0 <= args.seat < args.players:
             raise ValueError(f"--seat must be in 0..{args.players - 1}, got {args.seat}")
         names = split_names(args.opponents)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import pickle
 from typing import Any
 
 import numpy as np
@@ -225,13 +226,25 @@ def read_checkpoint(path: str) -> dict[str, Any]:
     """Load and validate a checkpoint dict (weights only). Raises FileNotFoundError if the
     file is missing and :class:`CheckpointError` if it is not a usable checkpoint."""
     path = os.fspath(path)
+    if os.path.isdir(path):
+        raise CheckpointError(f"{path} is a folder, not a PPO checkpoint file (a training run's policy is "
+                              f"{os.path.join(path, 'policy.pt')})")
     if not os.path.isfile(path):
         raise FileNotFoundError(f"PPO checkpoint not found: {path}")
     try:
         data = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # torch raises RuntimeError, UnpicklingError, EOFError, ... by cause
+    except pickle.UnpicklingError as exc:
+        # torch's own text (ANSI codes, and the advice to load with weights_only=False, which would run
+        # whatever code the file holds) stays in the exception's cause.
         raise CheckpointError(
-            f"{path} is not a readable PPO checkpoint (corrupt or truncated file?): {type(exc).__name__}: {exc}"
+            f"{path} is not a readable PPO checkpoint: it holds pickled Python objects besides tensors and plain "
+            "data (a whole nn.Module saved with torch.save(model)?), which are not loaded because loading them "
+            "could run code; a checkpoint holds weights and settings only (startups_env.agents.ppo.checkpoint_dict)"
+        ) from exc
+    except Exception as exc:  # torch raises RuntimeError, EOFError, KeyError, ... by what is wrong with the bytes
+        raise CheckpointError(
+            f"{path} is not a readable PPO checkpoint: not a file torch.save wrote, or a corrupt or truncated one "
+            f"(torch.load raised {type(exc).__name__})"
         ) from exc
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise CheckpointError(f"{path} is not a {FORMAT} checkpoint (no format={FORMAT!r} key)")

@@ -56,12 +56,12 @@ from __future__ import annotations
 import importlib
 import os
 import re
+import traceback
 
-
-from startups_env.startups.simulator import Simulator
-from startups_env.table.policy import as_policy, needs_of
 from startups_env.startups.rules import Rules
+from startups_env.startups.simulator import Simulator
 from startups_env.table.driver import Table
+from startups_env.table.policy import as_policy, needs_of
 
 from .base import Agent
 
@@ -86,6 +86,28 @@ TRIAL_BATCHES = (1, 3)
 class UnknownAgentError(ValueError):
     """:func:`make_agent` was given a name no agent has (the message names it and lists the
     known ones)."""
+
+
+class BotError(ValueError):
+    """An outside bot's own code raised: the message names the bot, the exception and the
+    line it came from; the exception itself is the cause (the arena's and the ladder's
+    ``--traceback`` print it whole)."""
+
+
+def raised_at(exc: BaseException) -> str:
+    """Where ``exc`` was raised, as Python's tracebacks name it (``file, line N, in f``), or
+    "" without a traceback."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    return f"{frames[-1].filename}, line {frames[-1].lineno}, in {frames[-1].name}" if frames else ""
+
+
+def bot_raised(exc: BaseException | None) -> bool:
+    """Whether ``exc``, or an exception it was raised from, is a :class:`BotError`."""
+    while exc is not None:
+        if isinstance(exc, BotError):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def split_names(text: str) -> list[str]:
@@ -212,7 +234,7 @@ def build_agent(spec: str, seed: int | None = None, *, check_players: int | None
     except UnknownAgentError:
         raise  # its message names the agent already
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"agent {label!r}: {exc}") from None
+        raise ValueError(f"agent {label!r}: {exc}") from exc
     if isinstance(agent, OutsideAgent):
         agent.name = label
     return agent
@@ -231,7 +253,7 @@ def check_agent(agent: Agent, players: int) -> None:
                 actions = table.act()
             except ValueError as exc:
                 raise ValueError(f"failed on a trial game ({players} players, {games} game(s) at once) "
-                                 f"before any real game: {exc}") from None
+                                 f"before any real game: {exc}") from exc
             table.step(actions)
 
 
@@ -241,9 +263,9 @@ class OutsideAgent(Agent):
     :mod:`startups_env.table.policy` (an object with ``act``, or a plain batched callable
     ``f(obs, mask) -> actions``); it is given what its ``needs`` declare.
 
-    Whatever the bot raises becomes a ValueError naming it, so that a command line reports
-    it like any other bad input; the drivers check what it returns (type, shape,
-    legality), naming the games."""
+    Whatever the bot raises becomes a :class:`BotError` (a ValueError) naming it and the
+    line it came from, so that a command line reports it like any other bad input; the
+    drivers check what it returns (type, shape, legality), naming the games."""
 
     def __init__(self, policy, name: str, seed: int | None = None):
         super().__init__(seed)
@@ -260,7 +282,7 @@ class OutsideAgent(Agent):
         try:
             return self.policy.act(obs, mask, **given)
         except Exception as exc:  # any failure of someone else's code, told apart from ours
-            raise ValueError(f"agent {self.name!r} raised {type(exc).__name__}: {exc}") from exc
+            raise BotError(f"agent {self.name!r} raised {type(exc).__name__}: {exc} ({raised_at(exc)})") from exc
 
 
 def _outside_agent(key: str, seed: int | None, kwargs: dict) -> OutsideAgent:
@@ -282,7 +304,7 @@ def _outside_agent(key: str, seed: int | None, kwargs: dict) -> OutsideAgent:
     try:
         policy = factory(seed=seed, **kwargs)
     except Exception as exc:
-        raise ValueError(f"{call} raised {type(exc).__name__}: {exc}") from exc
+        raise BotError(f"{call} raised {type(exc).__name__}: {exc} ({raised_at(exc)})") from exc
     if not (callable(getattr(policy, "act", None)) or callable(policy)):
         raise ValueError(f"{call} returned a {type(policy).__name__}; a factory returns a policy: an object "
                          "with act(obs, mask) (e.g. an Agent) or a callable f(obs, mask) -> actions")

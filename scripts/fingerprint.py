@@ -112,15 +112,15 @@ def ladder() -> dict:
             ladder = run_ladder([3], games=24, search_games=3, seed=1)
         finally:
             sys.stdout = stdout
-    rows = [{k: v for k, v in row.items() if not k.endswith(("seconds", "per_decision"))}
+    rows = [{k: v for k, v in row.items() if not k.endswith(("seconds", "per_decision")) and k != "batch_games"}
             for row in ladder["pairings"]]
     return {"ladder/pairings": _digest(json.dumps(rows, sort_keys=True, default=str)),
             "ladder/ratings": _digest(json.dumps(ladder["ratings"], sort_keys=True, default=str))}
 
 
 def search() -> dict:
-    from startups_env.agents.registry import make_agent
     from startups_env.agents.bench import search_decisions
+    from startups_env.agents.registry import make_agent
 
     calls = search_decisions(4, 12, seed=0)
     out = {"search/recorded": _digest(*[call["obs"] for call in calls], *[call["mask"] for call in calls])}

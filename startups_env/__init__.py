@@ -22,20 +22,19 @@ The layers, each importing only those below it (docs/architecture.md):
 * ``envs`` -- the PettingZoo env (``aec``), the batch learner and SB3 VecEnv (``vector``),
   AEC wrappers for other libraries (``wrappers``);
 * ``tools`` -- game logs and replays (``replay``), Ray workers (``distributed``), the
-  environment card (``docs``), atomic writes (``files``);
+  environment card (``docs``), atomic writes (``files``), what the command-line tools share
+  (``cli``: ``--players``, their name);
 * ``checks`` -- argument checks shared by every layer;
 * ``agents`` -- the bots (``make_agent``), the arena, the ladder, the bench and the terminal
   game; ``train`` -- self-play PPO and distillation (the ``train`` extra).
 
-The modules' paths before release 0.2 (``startups_env.core``, ``startups_env.aec``...) still
+The modules' paths before release 0.2 (``startups_env.startups.simulator``, ``startups_env.envs.aec``...) still
 import, with a FutureWarning naming the new home.
 
 The rules, with the action ids and deck order, are in the repository's docs/rules.md.
 """
 
-from startups_env.startups.simulator import Simulator
-
-from startups_env.startups.state import State, StepResult, shuffled_decks
+from startups_env import _moved
 from startups_env.startups.rules import (
     COMPANY_NAMES,
     COMPANY_SIZES,
@@ -47,8 +46,8 @@ from startups_env.startups.rules import (
     action_to_string,
     string_to_action,
 )
-
-from startups_env import _moved
+from startups_env.startups.simulator import Simulator
+from startups_env.startups.state import State, StepResult, shuffled_decks
 
 _moved.install()
 

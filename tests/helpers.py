@@ -16,10 +16,7 @@ from dataclasses import fields
 import numpy as np
 
 from startups_env.startups.backend import BACKENDS, numba_available
-
 from startups_env.startups.queries import SLOTS
-
-from startups_env.startups.state import State
 from startups_env.startups.rules import (
     COMPANY_NAMES,
     COMPANY_SIZES,
@@ -30,6 +27,7 @@ from startups_env.startups.rules import (
     Action,
     string_to_action,
 )
+from startups_env.startups.state import State
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 #: The 300 reference games (deck, actions, final scores, ranking, tags), kept with the tests.

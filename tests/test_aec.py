@@ -14,11 +14,9 @@ from helpers import assert_states_equal, load_golden, market_cards
 from pettingzoo.test import api_test, seed_test
 
 from startups_env import Rules, Simulator
-
 from startups_env.envs import aec
-
-from startups_env.startups import observe
 from startups_env.envs.aec import env, raw_env
+from startups_env.startups import observe
 from startups_env.startups.observe import OBS_DIM, views
 from startups_env.startups.rules import COMPANY_SIZES, DECK_SIZE, NUM_ACTIONS, SORTED_DECK
 

@@ -7,11 +7,11 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import INSTALLED_BACKENDS
 from pettingzoo.test import api_test, seed_test
 
 from startups_env import Rules
 from startups_env.envs.aec import env
-from helpers import INSTALLED_BACKENDS
 
 
 def _step_both(envs, action):

@@ -7,23 +7,21 @@ import dataclasses
 
 import numpy as np
 import pytest
-
 from helpers import assert_states_equal
 from startups_env.agents import Agent, act_for_seats, make_agent, play_aec_game
-from startups_env.agents.registry import AGENT_NAMES
 from startups_env.agents.features import features, state_features
 from startups_env.agents.greedy import GreedyParams, greedy_scores
 from startups_env.agents.random_agent import uniform_legal
-from startups_env.agents.registry import split_names
-from startups_env.agents.search import (SearchAgent, WorldPool, determinize, put_down_log_likelihood,
-                                        search_backend)
+from startups_env.agents.registry import AGENT_NAMES, split_names
+from startups_env.agents.search import SearchAgent, WorldPool, determinize, put_down_log_likelihood, search_backend
 from startups_env.agents.search.worlds import _resample
+
 from startups_env import Rules, Simulator
-from startups_env.startups.state import public_state
 from startups_env.startups.history import OLDER, History
-from startups_env.table.driver import Table
 from startups_env.startups.observe import OBS_DIM, observe, views
 from startups_env.startups.rules import COMPANY_SIZES, DECK_SIZE, HAND_SIZE, NUM_ACTIONS, NUM_REMOVED, Action
+from startups_env.startups.state import public_state
+from startups_env.table.driver import Table
 
 SMALL_SEARCH = {"determinizations": 2, "max_candidates": 2}
 FASTEST = search_backend()  # the search's steps on the fastest installed backend

@@ -153,7 +153,7 @@ def test_an_old_module_path_still_imports_the_same_objects_with_a_warning(old, n
 
 
 def test_an_old_command_path_still_runs():
-    out = subprocess.run([sys.executable, "-W", "ignore", "-m", "startups_env.replay", "--help"], cwd=ROOT,
+    out = subprocess.run([sys.executable, "-W", "ignore", "-m", "startups_env.tools.replay", "--help"], cwd=ROOT,
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "usage" in out.stdout

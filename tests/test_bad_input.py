@@ -14,10 +14,10 @@ from helpers import assert_states_equal
 
 from startups_env import Rules, Simulator
 from startups_env.envs.aec import raw_env
-from startups_env.startups.state import State, public_state
 from startups_env.startups.observe import OBS_DIM, observe, views
-from startups_env.tools.replay import GameLog, record_game
 from startups_env.startups.rules import NUM_ACTIONS, SORTED_DECK
+from startups_env.startups.state import State, public_state
+from startups_env.tools.replay import GameLog, record_game
 
 
 def _first_legal(sim) -> int:
@@ -94,7 +94,7 @@ def test_record_game_takes_policies_returning_one_action():
 
 
 def test_record_game_refuses_agent_names_before_playing():
-    with pytest.raises(ValueError, match=r"policy\[0\]: a policy must have an act.*'random'.*make_agent\('random'\)"):
+    with pytest.raises(ValueError, match=r"policy\[0\]: 'random' is a bot's name, not a policy.*make_agent\('random', seed=0\)"):
         record_game(["random"] * 4, Rules(num_players=4), seed=0)
     with pytest.raises(ValueError, match=r"policy\[1\]: a policy must .*int 3"):
         record_game([_StubAgent(lambda legal: legal[:1]), 3, 4], Rules(num_players=3), seed=0)

@@ -4,7 +4,6 @@
 import re
 
 import pytest
-
 from helpers import INSTALLED_BACKENDS
 from startups_env.agents import bench
 

@@ -5,8 +5,8 @@ import warnings
 
 import pytest
 from pettingzoo.test import api_test
-
 from startups_env.agents import bench
+
 from startups_env.envs.aec import OrderEnforcing, raw_env
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import subprocess
@@ -70,3 +71,45 @@ def test_the_training_script_starts_from_its_file():
     """``python train/selfplay.py``, the Quick start's form."""
     done = _run([sys.executable, "train/selfplay.py", "--help"])
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def _exit_code(main, argv) -> int:
+    """A tool's main: its return value, or the code argparse exits with."""
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return exc.code
+
+
+def test_every_tool_reads_players_with_the_same_parser(tmp_path, capsys):
+    """``--players`` is read by startups_env.envs.vector.parse_players in every tool (the ladder
+    took only comma lists, and said "invalid literal for int()" of a range)."""
+    from startups_env.agents.arena import main as arena
+    from startups_env.agents.bench import main as bench
+    from startups_env.agents.ladder import main as ladder
+    from startups_env.agents.play import main as play
+    from startups_env.train.distill import main as distill
+    from startups_env.train.sb3_compare import main as sb3_compare
+    from startups_env.train.selfplay import main as selfplay
+
+    message = "players must look like '4', '3-7' or '3,4,6', got '3-x'"
+    out = str(tmp_path / "out")
+    for main, argv in [(ladder, []), (arena, ["--agents", "random"]), (bench, []), (distill, ["--out", out]),
+                       (sb3_compare, ["--out", out]), (selfplay, ["--out", out])]:
+        assert _exit_code(main, ["--players", "3-x", *argv]) == 2, main.__module__
+        assert message in capsys.readouterr().err, main.__module__
+    output = io.StringIO()
+    assert play(["--players", "3-x"], input_fn=lambda prompt: "quit", output=output) == 2
+    assert message in output.getvalue()
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_console_script_names_itself_in_its_errors():
+    """``startups-arena`` reported its errors as ``python -m startups_env.agents.arena: error:``."""
+    path = Path(sys.executable).parent / "startups-arena"
+    if not path.exists():
+        pytest.skip("startups-arena is not installed here (pip install -e . installs it)")
+    done = _run([str(path), "--players", "9", "--agents", "random"])
+    assert done.returncode == 2 and "startups-arena: error: argument --players" in done.stderr, done.stderr
+    done = _run([sys.executable, "-m", "startups_env.agents.arena", "--players", "9", "--agents", "random"])
+    assert "python -m startups_env.agents.arena: error: argument --players" in done.stderr, done.stderr

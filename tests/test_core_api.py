@@ -3,11 +3,11 @@ no change of state), State.take/put/copy, memory per game."""
 
 import numpy as np
 import pytest
-
 from helpers import assert_states_equal, load_golden, states_equal
+
 from startups_env import Rules, Simulator, State
-from startups_env.startups.state import shuffled_decks
 from startups_env.startups.rules import NUM_ACTIONS, Action, action_to_string
+from startups_env.startups.state import shuffled_decks
 
 MIXED = np.array([2, 3, 4, 5, 6, 7, 4, 3])
 
@@ -418,8 +418,9 @@ def test_assigning_a_state_of_another_size_raises():
 def test_offset_caches_stay_small_across_many_batch_sizes():
     """Search rollouts shrink their batches through every size; the per-size offset caches
     once grew without bound (gigabytes over a long arena run)."""
-    from startups_env.startups.queries import _slot_rows, company_rows as _company_rows
     from startups_env.startups.observe import _offsets, observe
+    from startups_env.startups.queries import _slot_rows
+    from startups_env.startups.queries import company_rows as _company_rows
 
     sim = Simulator(Rules(num_players=4), 64, seed=0)
     for _ in range(6):

@@ -1,5 +1,6 @@
 """startups_env.train.distill: recording a teacher's decisions, behaviour cloning, and starting PPO from the result."""
 
+import json
 import os
 import subprocess
 import sys
@@ -7,15 +8,15 @@ import sys
 import numpy as np
 import pytest
 import torch
-
 from startups_env.agents import make_agent
 from startups_env.agents.arena import run_arena
 from startups_env.agents.ppo import ActorCritic, CheckpointError, checkpoint_dict, load_ppo_agent
-from startups_env.startups.observe import OBS_DIM
-from startups_env.startups.rules import NUM_ACTIONS
-from startups_env.train.distill import collect_shard, fit, load_shards, main, save_shard
 from startups_env.train.checkpoints import start_from_policy
 from startups_env.train.common import atomic_save
+from startups_env.train.distill import collect_shard, fit, load_shards, main, save_shard
+
+from startups_env.startups.observe import OBS_DIM
+from startups_env.startups.rules import NUM_ACTIONS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -94,6 +95,10 @@ def test_command_line_run_resumes_from_its_shards(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.count("shard ") == 2 and "held-out accuracy" in proc.stdout and "vs 3 greedy" in proc.stdout
     assert sorted(os.listdir(tmp_path / "data")) == ["shard_0000.npz", "shard_0001.npz"]
+    # --help promises eval.json in --out: the final table as data.
+    evaluation = json.loads((tmp_path / "eval.json").read_text())
+    assert sorted(evaluation) == ["greedy", "random"] and evaluation["greedy"]["games"] == 8
+    assert str(tmp_path / "eval.json") in proc.stdout
     agent = load_ppo_agent(str(tmp_path / "policy.pt"))
     assert run_arena([agent, "random", "random"], players=3, games=6, seed=0, rate=False).games == 6
     meta = torch.load(tmp_path / "policy.pt", weights_only=True)
@@ -121,8 +126,18 @@ def test_command_line_run_resumes_from_its_shards(tmp_path):
                           timeout=180, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert torch.load(tmp_path / "ppo" / "checkpoint.pt", weights_only=True)["args"]["init_policy"].endswith("policy.pt")
+    trainer[-1] = str(tmp_path / "ppo2")  # (the first folder holds a run now: a new one would be refused there)
     proc = subprocess.run(trainer, cwd=ROOT, env=env, capture_output=True, text=True, timeout=180, check=False)
     assert proc.returncode == 2 and "differs from this run's" in proc.stderr
+
+
+def test_a_run_that_cannot_start_leaves_no_folder(tmp_path, monkeypatch, capsys):
+    """--workers 2 without Ray used to fail after --out/data had been made, leaving it empty."""
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` fails, as where Ray is not installed
+    out = tmp_path / "run"
+    assert main(["--out", str(out), "--games", "2", "--shard-games", "2", "--workers", "2"]) == 2
+    assert "Ray" in capsys.readouterr().err
+    assert not out.exists()
 
 
 @pytest.mark.parametrize("flag", ["--teacher", "--driver"])

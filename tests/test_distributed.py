@@ -7,6 +7,7 @@ The Ray tests share one local instance of 2 CPUs (``ray_pool``); they are skippe
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -100,6 +101,30 @@ def test_without_ray_more_workers_is_a_clear_error(monkeypatch):
     with pytest.raises(ClusterError, match=r"needs Ray, the optional extra: pip install -e \"\.\[ray\]\""):
         run_arena(SPECS, 3, 6, workers=2)
     same_games(run_arena(SPECS, 3, 6, workers=1), run_arena(SPECS, 3, 6, batch_size=125))
+
+
+def test_the_ray_messages_agree_with_the_command_line_and_pyproject(monkeypatch, capsys):
+    """The install hint names the Ray release pyproject's extra asks for; a missing Ray is
+    blamed on what asked for it (an address is not "more than one worker"); a bad --workers
+    is answered in the command line's words, not Python's."""
+    from startups_env.tools.distributed import RAY_REQUIREMENT
+
+    with open(os.path.join(ROOT, "pyproject.toml"), encoding="utf-8") as f:  # (tomllib is Python 3.11+)
+        extra = re.search(r"^ray = \[\s*\"([^\"]+)\",?\s*\]", f.read(), re.M)
+    assert extra and extra.group(1) == RAY_REQUIREMENT
+    monkeypatch.setitem(sys.modules, "ray", None)
+    with pytest.raises(ClusterError, match=f'playing on 2 workers needs Ray.*pip install "{RAY_REQUIREMENT}"'):
+        Workers(2).start()
+    with pytest.raises(ClusterError, match="joining the Ray cluster at 127.0.0.1:1 needs Ray") as info:
+        Workers(address="127.0.0.1:1").start()
+    assert "worker" not in str(info.value)
+    for bad in ("0", "-2", "two"):
+        with pytest.raises(SystemExit):
+            arena_main(["--players", "2", "--agents", "greedy,random", "--workers", bad])
+        err = capsys.readouterr().err
+        assert f"argument --workers: must be a positive number of workers (1 plays the shards in this process, " \
+               f"without Ray), got '{bad}'" in err
+        assert "None" not in err and "positive int" not in err
 
 
 @pytest.mark.parametrize("address, message", [("127.0.0.1:1", "cannot connect"), ("no-port", "is not HOST:PORT"),

@@ -6,8 +6,8 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
-
 from helpers import INSTALLED_BACKENDS, assert_states_equal, load_golden, ranking
+
 from startups_env import Rules, Simulator
 from startups_env.startups.rules import NUM_ACTIONS
 

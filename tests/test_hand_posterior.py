@@ -8,16 +8,24 @@ import itertools
 
 import numpy as np
 import pytest
+from startups_env.agents.search import (
+    COMPOSITION_VALID,
+    COMPOSITIONS,
+    MAX_COMPOSITIONS,
+    SearchAgent,
+    determinize,
+    hidden_hand_counts,
+    inference,
+    sample_hands,
+    search_backend,
+    seat_log_likelihoods,
+)
+from startups_env.agents.search.worlds import _resample
+from test_agents import _greedy_games_with_log
 
 from startups_env import Rules
-from startups_env.agents.search import (COMPOSITIONS, COMPOSITION_VALID, MAX_COMPOSITIONS, SearchAgent, determinize,
-                                        hidden_hand_counts, inference, sample_hands, search_backend,
-                                        seat_log_likelihoods)
-from startups_env.agents.search.worlds import _resample
-from startups_env.startups.state import public_state
 from startups_env.startups.rules import COMPANY_SIZES, HAND_SIZE, MAX_PLAYERS
-
-from test_agents import _greedy_games_with_log
+from startups_env.startups.state import public_state
 
 C = len(COMPANY_SIZES)
 SAMPLES = 200_000  # worlds drawn per case

@@ -6,6 +6,7 @@ wrappers of startups_env.envs.wrappers, and the global state for centralised cri
 from __future__ import annotations
 
 import re
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -15,9 +16,9 @@ from pettingzoo.test import api_test
 from pettingzoo.utils.conversions import turn_based_aec_to_parallel
 
 from startups_env import Rules, env
+from startups_env.envs.wrappers import MaskInInfos, RenameKeys, TerminateIllegal
 from startups_env.startups.observe import HIDDEN_DIM, OBS_DIM, STATE_DIM, hidden_observation, state_layout_table
 from startups_env.startups.rules import SORTED_DECK
-from startups_env.envs.wrappers import MaskInInfos, RenameKeys, TerminateIllegal
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = (ROOT / "docs" / "integrations.md").read_text()
@@ -34,12 +35,18 @@ def test_the_page_has_every_recipe():
 
 
 @pytest.mark.parametrize("name", sorted(CHEAP))
-def test_recipe_runs(name, capsys):
+def test_recipe_runs(name, capsys, tmp_path, monkeypatch):
     """The recipe as the page prints it; it plays only legal moves (the env raises on
-    any other, except under TerminateIllegal) and finishes."""
+    any other, except under TerminateIllegal) and finishes. It prints its result and
+    nothing else (Tianshou logged a warning about its own summary), and leaves no log folder
+    in the temporary folder (SB3 made an empty SB3-<date> folder there at every learn())."""
     pytest.importorskip(CHEAP[name])
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     exec(compile(RECIPES[name], f"docs/integrations.md:{name}", "exec"), {"__name__": "__recipe__"})
-    assert capsys.readouterr().out.strip()  # each recipe prints its result
+    captured = capsys.readouterr()
+    assert captured.out.strip()  # each recipe prints its result
+    assert captured.err == "", captured.err
+    assert not list(tmp_path.glob("SB3-*"))
 
 
 def test_state_layout_on_the_page_matches_the_code():

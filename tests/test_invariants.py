@@ -18,14 +18,14 @@ Checked after every decision, for every game of the batch:
 """
 
 import numpy as np
+from helpers import assert_states_equal
 from hypothesis import Phase, example, given, settings
 from hypothesis import strategies as st
 
-from helpers import assert_states_equal
 from startups_env import Rules, Simulator
 from startups_env.startups.queries import SLOTS
-from startups_env.startups.state import State
 from startups_env.startups.rules import COMPANY_SIZES, DECK_SIZE, MAX_PLAYERS, NUM_ACTIONS, NUM_REMOVED, Action
+from startups_env.startups.state import State
 
 SIZES = np.array(COMPANY_SIZES)[:, None]  # [C, 1]
 # No shrink phase: an example plays whole games (about a second), and shrinking a failure

@@ -18,12 +18,12 @@ from dataclasses import fields
 
 import numpy as np
 import pytest
-
 from helpers import run_uncompiled
+
 from startups_env import Rules, Simulator
 from startups_env.startups import backend as core
-from startups_env.startups.state import shuffled_decks
 from startups_env.startups.rules import NUM_ACTIONS
+from startups_env.startups.state import shuffled_decks
 
 pytest.importorskip("numba")
 

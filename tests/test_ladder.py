@@ -12,11 +12,20 @@ import re
 
 import numpy as np
 import pytest
-
 from startups_env.agents import ladder as ladder_module
 from startups_env.agents.arena import run_arena
-from startups_env.agents.ladder import (HEROES, PAIRINGS, STYLES, load_pairing, main, matrix_pairings, pairing_keys,
-                                        pairing_path, run_ladder, save_pairing)
+from startups_env.agents.ladder import (
+    HEROES,
+    PAIRINGS,
+    STYLES,
+    load_pairing,
+    main,
+    matrix_pairings,
+    pairing_keys,
+    pairing_path,
+    run_ladder,
+    save_pairing,
+)
 from startups_env.agents.registry import AGENT_NAMES
 
 
@@ -70,6 +79,28 @@ def test_the_ladder_writes_the_matrix_as_json_and_csv(tmp_path, capsys):
             assert float(r[f"{style} win_rate"]) == pytest.approx(m["win_rate"][i][j])
             assert [float(r[f"{style} win_ci_lo"]), float(r[f"{style} win_ci_hi"])] == pytest.approx(m["win_ci"][i][j])
             assert int(r[f"{style} games"]) == m["games"][i][j] >= 10
+
+
+def test_the_ladder_reads_players_as_every_tool_does(capsys):
+    """``--players 3-4`` failed with "invalid literal for int() with base 10: '3-4'"."""
+    assert main(["--heroes", "random", "--styles", "random", "--players", "3-4", "--games", "3", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^3p +random vs 2 x random", out, re.M) and re.search(r"^4p +random vs 3 x random", out, re.M)
+
+
+def test_the_rows_line_up_whatever_the_names(capsys):
+    """Names longer than 7 characters (an outside bot, a spec with settings) pushed their
+    rows of ratings and pairings out of line."""
+    assert main(["--heroes", "noisy[epsilon=0.5],random", "--styles", "random", "--players", "3", "--games", "3",
+                 "--seed", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    head = lines.index(next(line for line in lines if "ladder ratings" in line))
+    ratings = lines[head + 1:head + 3]
+    assert [line.index("games") for line in ratings] == [ratings[0].index("games")] * 2, ratings
+    assert [line.rindex("]") for line in ratings] == [ratings[0].rindex("]")] * 2, ratings
+    pairings = [line for line in lines if " vs 2 x " in line]
+    assert len(pairings) == 2 and len({line.index(" vs 2 x ") for line in pairings}) == 1, pairings
+    assert len({line.index(" win ") for line in pairings}) == 1, pairings
 
 
 def test_a_hero_alone_meets_every_style_by_default(tmp_path, capsys):

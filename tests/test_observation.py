@@ -5,12 +5,12 @@ the batch path; no leak of hidden cards, and public changes shown (both paths);
 
 import numpy as np
 import pytest
-
 from helpers import assert_states_equal, snapshots, states_equal
+
 from startups_env import Rules, Simulator
-from startups_env.startups.state import State, public_state
 from startups_env.startups.observe import OBS_DIM, PIECES, SLICES, layout_table, observation_bounds, observe, views
 from startups_env.startups.rules import COMPANY_SIZES, DECK_SIZE, MAX_PLAYERS, NUM_COMPANIES, NUM_REMOVED
+from startups_env.startups.state import State, public_state
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
 

@@ -11,10 +11,10 @@ import pytest
 pytest.importorskip("numba")
 
 from startups_env import Rules, Simulator  # noqa: E402
-from startups_env.startups import observe  # noqa: E402
 from startups_env.startups import numba_backend as observe_kernel  # noqa: E402
-from startups_env.startups.observe import OBS_DIM, PIECES  # noqa: E402
+from startups_env.startups import observe  # noqa: E402
 from startups_env.startups.numba_backend import observe_game  # noqa: E402
+from startups_env.startups.observe import OBS_DIM, PIECES  # noqa: E402
 from startups_env.startups.rules import MAX_PLAYERS  # noqa: E402
 
 

@@ -22,9 +22,9 @@ import random
 
 import numpy as np
 import pytest
-
 from helpers import INSTALLED_BACKENDS, random_deck, ranking, snapshots
 from reference import ReferenceGame
+
 from startups_env import Rules, Simulator
 
 NUM_GAMES = int(os.environ.get("STARTUPS_PARITY_GAMES", "2000"))

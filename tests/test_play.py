@@ -7,10 +7,10 @@ import subprocess
 import sys
 
 import pytest
-
 from startups_env.agents.play import main, parse_move
-from startups_env.tools.replay import GameLog, replay
+
 from startups_env.startups.rules import NUM_ACTIONS, action_to_string
+from startups_env.tools.replay import GameLog, replay
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -83,8 +83,8 @@ def test_a_search_opponent_reads_your_moves_as_in_any_other_driver(tmp_path):
     """The search bot at the terminal table is given the table's history, your moves
     included: re-recorded with the same seeds and your moves, it plays the same game."""
     import numpy as np
-
     from startups_env.agents import make_agent
+
     from startups_env.tools.replay import iter_replay, record_game
 
     search = "search[determinizations=2;max_candidates=2;halving_rounds=1]"
@@ -131,10 +131,11 @@ def test_quit_and_end_of_input_leave_cleanly(tmp_path):
         (["--players", "4", "--opponents", "random,random"], "needs 1 or 3 names"),
         (["--players", "3", "--opponents", "nobody"], "unknown agent 'nobody'"),
         (["--players", "3", "--seat", "3"], "--seat must be in 0..2"),
-        (["--players", "8"], "--players must be 2-7"),
+        (["--players", "8"], "argument --players: players must be between 2 and 7, got [8]"),
+        (["--players", "3-4"], "argument --players: this tool plays one table size at a time, got '3-4'"),
         (["--players", "3", "--opponents", "random[speed=3]"], "unexpected keyword argument 'speed'"),
         # argparse's own checks: reported the same way, not by exiting the caller's process
-        (["--players", "x"], "argument --players: invalid int value: 'x'"),
+        (["--players", "x"], "argument --players: players must look like '4', '3-7' or '3,4,6', got 'x'"),
         (["--rounds", "2"], "argument --rounds: invalid choice: 2"),
         (["--speed", "3"], "unrecognized arguments: --speed 3"),
     ],

@@ -14,21 +14,21 @@ import random
 
 import numpy as np
 import pytest
-
 from helpers import random_deck
 from reference import ReferenceGame
-from startups_env import Rules, Simulator
-from startups_env.startups import queries
 from startups_env.agents import play
 from startups_env.agents.banker import BankerAgent
 from startups_env.agents.features import features, state_features
 from startups_env.agents.greedy import greedy_scores
 from startups_env.agents.random_agent import RandomAgent
 from startups_env.agents.search import SearchAgent, determinize, search_backend
-from startups_env.startups.state import public_state
-from startups_env.startups.observe import observe
+
+from startups_env import Rules, Simulator
 from startups_env.envs.vector import SeatBatch, privileged_observation
+from startups_env.startups import queries
+from startups_env.startups.observe import observe
 from startups_env.startups.rules import COMPANY_SIZES, DECK_SIZE, HAND_SIZE, NUM_ACTIONS, NUM_COMPANIES, Action
+from startups_env.startups.state import public_state
 
 C = NUM_COMPANIES
 BATCH = 40

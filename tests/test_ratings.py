@@ -11,7 +11,6 @@ import textwrap
 
 import numpy as np
 import pytest
-
 from startups_env.agents.arena import run_arena
 from startups_env.agents.ladder import run_ladder
 from startups_env.agents.ratings import POINTS, fit, rate

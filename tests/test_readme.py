@@ -17,6 +17,7 @@ import re
 import shlex
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -104,6 +105,15 @@ def test_api_page_environment_card_matches_the_code():
     assert environment_card() in TEXT["docs/api.md"], "regenerate with: python -m startups_env.tools.docs"
 
 
+def test_the_environment_card_names_every_reward_scheme():
+    """The card listed win, rank and score, but not margin."""
+    from startups_env.startups.rules import REWARD_SCHEMES
+
+    card = next(line for line in TEXT["docs/api.md"].splitlines() if line.startswith("| Rewards |"))
+    for scheme in REWARD_SCHEMES:
+        assert f"`{scheme}`" in card, scheme
+
+
 def test_rules_page_names_every_action_id_as_the_code_does():
     from startups_env.startups.rules import NUM_ACTIONS, action_to_string
 
@@ -125,11 +135,17 @@ def test_command_outputs_go_under_runs():
 
 @pytest.mark.parametrize("page", PYTHON_PAGES)
 def test_python_blocks_run(page, tmp_path, monkeypatch):
+    """Each page's examples run, and leave no SB3 log folder in the temporary folder (the SB3
+    example left an empty SB3-<date> folder there)."""
     monkeypatch.chdir(tmp_path)
+    temporary = tmp_path / "temporary"
+    temporary.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
     namespace: dict = {"__name__": "__docs__"}
     for _, lang, code in BLOCKS[page]:
         if lang == "python":
             exec(compile(code, page, "exec"), namespace)
+    assert not list(temporary.glob("SB3-*")), f"{page}'s examples left SB3 log folders in the temporary folder"
 
 
 @pytest.fixture(scope="module")

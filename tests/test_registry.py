@@ -15,15 +15,23 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from startups_env import Rules, Simulator
-from startups_env.startups.backend import numba_available
 from startups_env.agents import Agent, make_agent
 from startups_env.agents.arena import main as arena_main
 from startups_env.agents.arena import run_arena
-from startups_env.agents.registry import (TRIAL_BATCHES, TRIAL_STEPS, OutsideAgent, UnknownAgentError, build_agent,
-                                          check_agent, is_outside_spec)
+from startups_env.agents.ladder import main as ladder_main
+from startups_env.agents.registry import (
+    TRIAL_BATCHES,
+    TRIAL_STEPS,
+    OutsideAgent,
+    UnknownAgentError,
+    build_agent,
+    check_agent,
+    is_outside_spec,
+)
 from startups_env.agents.search import SearchAgent
+
+from startups_env import Rules, Simulator
+from startups_env.startups.backend import numba_available
 from startups_env.startups.observe import observe
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -285,6 +293,29 @@ def test_a_bad_outside_bot_fails_before_the_tournament_and_writes_nothing(bot_mo
     assert "win rate" not in err.out and not out.exists()
 
 
+def test_a_bot_that_raises_is_reported_with_its_line_and_a_traceback_on_request(bot_module, tmp_path, capsys):
+    """An outside bot that raised was reported only as "raised RuntimeError: boom": now the
+    message names the bot's file and line, and --traceback prints Python's whole traceback."""
+    argv = ["--players", "3", "--agents", f"greedy,{bot_module}:make_bot[mode=raise],random", "--games", "6",
+            "--no-progress"]
+    line = next(i for i, text in enumerate(BOT.splitlines(), 1) if 'raise RuntimeError("boom")' in text)
+    where = f"{tmp_path / bot_module}.py, line {line}, in act"
+    with pytest.raises(SystemExit):
+        arena_main(argv)
+    err = capsys.readouterr().err
+    assert f"raised RuntimeError: boom ({where}) (--traceback prints the whole traceback)" in err, err
+    assert "Traceback" not in err
+    with pytest.raises(SystemExit):
+        arena_main(argv + ["--traceback"])
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last)" in err and 'raise RuntimeError("boom")' in err
+    assert err.rstrip().endswith(f"raised RuntimeError: boom ({where})"), err[-500:]
+    with pytest.raises(SystemExit):
+        ladder_main(["--hero", f"{bot_module}:make_bot[mode=raise]", "--opponents", "random", "--players", "3",
+                     "--games", "3"])
+    assert f"({where}) (--traceback prints the whole traceback)" in capsys.readouterr().err
+
+
 def test_a_module_that_does_not_import_is_a_clear_error(tmp_path, capsys):
     with pytest.raises(ValueError, match=r"^agent 'no_such_bot_module:make': cannot import module "
                                          r"'no_such_bot_module' \(ModuleNotFoundError.*PYTHONPATH"):
@@ -407,8 +438,8 @@ def test_a_pettingzoo_style_policy_by_name(bot_module):
 
 def test_search_rollout_policy_by_name_equals_the_built_policy():
     sim = Simulator(Rules(num_players=3), 4, seed=5)
-    from startups_env.startups.state import public_state
     from startups_env.startups.history import History
+    from startups_env.startups.state import public_state
 
     state = sim.state
     args = dict(obs=observe(state), mask=sim.legal_mask(), public=public_state(state, state.current),

@@ -9,6 +9,8 @@ import pytest
 from helpers import assert_states_equal, load_golden
 
 from startups_env import Rules, Simulator
+from startups_env.startups.render import CAPTION_HEIGHT, RGB_HEIGHT, RGB_WIDTH, table_rgb
+from startups_env.startups.rules import Action
 from startups_env.tools.replay import (
     GameLog,
     Recorder,
@@ -21,8 +23,6 @@ from startups_env.tools.replay import (
     write_gif,
     write_html,
 )
-from startups_env.startups.render import CAPTION_HEIGHT, RGB_HEIGHT, RGB_WIDTH, table_rgb
-from startups_env.startups.rules import Action
 
 GOLDEN = load_golden()
 
@@ -180,8 +180,8 @@ def test_html_has_one_frame_per_decision(tmp_path):
     assert text.count("</script>") == 1
     frames = _html_frames(path)
     assert len(frames) == len(log.actions) + 1
-    assert frames[0]["caption"].startswith(f"1/{len(log.actions)}  P0: ")
-    assert "Final scoring" in frames[-1]["text"] and "end after" in frames[-1]["caption"]
+    assert frames[0]["caption"] == "the deal" and frames[1]["caption"].startswith(f"1/{len(log.actions)}  P0: ")
+    assert "Final scoring" in frames[-1]["text"] and frames[-1]["caption"].endswith("(game over)")
     assert all("your hand (P2)" in f["text"] for f in frames)
     assert all(f["image"] is None for f in frames)
     # With images: a PNG per frame (short game to keep the test quick).
@@ -220,6 +220,24 @@ def test_gif_frames(tmp_path):
     assert not np.array_equal(bands[0], bands[1]), "frames 1 and 2 should carry different captions"
 
 
+def test_the_html_page_and_the_gif_caption_each_frame_alike(tmp_path):
+    """The HTML page named the move about to be played (21/76 P2: take octo) and the GIF
+    the move just played (20/76 P1: market octo): both now show the table after a move,
+    under that move."""
+    from startups_env.agents import make_agent
+
+    from startups_env.startups.render import table_text
+
+    log = record_game([make_agent("greedy", seed=0), make_agent("random", seed=1), make_agent("banker", seed=2)],
+                      Rules(num_players=3), seed=3, max_decisions=9)
+    write_html(log, tmp_path / "game.html")
+    assert [f["caption"] for f in _html_frames(tmp_path / "game.html")] == [c for c, _ in gif_frames(log)]
+    states = replay_states(log)
+    html = _html_frames(tmp_path / "game.html")
+    assert html[4]["caption"].startswith("4/9  " + describe_action(states[3], log.actions[3]))
+    assert html[4]["text"] == table_text(states[4]), "the table after the move"
+
+
 def test_gif_frames_are_captioned_with_the_move_just_played():
     """Frame 0 is the deal; frame k shows the table after decision k, under its caption."""
     log = record_game(None, Rules(num_players=4), seed=6, max_decisions=6)
@@ -229,7 +247,8 @@ def test_gif_frames_are_captioned_with_the_move_just_played():
     assert frames[0][0] == "the deal"
     for k, action in enumerate(log.actions):
         caption, picture = frames[k + 1]
-        assert caption == f"{k + 1}/{len(log.actions)}  " + describe_action(states[k], action)
+        end = "  (game unfinished)" if k + 1 == len(log.actions) else ""
+        assert caption == f"{k + 1}/{len(log.actions)}  " + describe_action(states[k], action) + end
         assert np.array_equal(picture[:RGB_HEIGHT], table_rgb(states[k + 1])), "the table after the move"
         band = picture[RGB_HEIGHT:]
         assert (band == 255).all(axis=-1).any(), "the caption is written in the band"

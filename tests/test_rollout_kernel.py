@@ -5,19 +5,19 @@ turns planned, and in the round game (a rollout ends with its round)."""
 
 import numpy as np
 import pytest
-
 from helpers import run_uncompiled
 
 pytest.importorskip("numba")
 
-from startups_env import Rules, Simulator  # noqa: E402
-from startups_env.startups import queries  # noqa: E402
 from startups_env.agents.greedy import GreedyParams  # noqa: E402
 from startups_env.agents.search import PLAN_FIRST, PLAN_SECOND, SearchAgent, determinize, search_backend  # noqa: E402
 from startups_env.agents.search.rollout_kernel import rollout, rollout_outcomes  # noqa: E402
-from startups_env.startups.state import public_state  # noqa: E402
-from startups_env.startups.rules import COMPANY_SIZES, NUM_ACTIONS, NUM_REMOVED, Action  # noqa: E402
 from test_invariants import deck_counts  # noqa: E402
+
+from startups_env import Rules, Simulator  # noqa: E402
+from startups_env.startups import queries  # noqa: E402
+from startups_env.startups.rules import COMPANY_SIZES, NUM_ACTIONS, NUM_REMOVED, Action  # noqa: E402
+from startups_env.startups.state import public_state  # noqa: E402
 
 
 def worlds_and_plans(players: int, rounds: int, seed: int, steps: int, per_game: int = 6):

@@ -13,8 +13,8 @@ elephant 5 (10). Actions: draw 0, take c 1+c, keep c 7+c, market c 13+c.
 
 import numpy as np
 import pytest
-
 from helpers import act, assert_states_equal, counts, draw_keep_game, make_deck, ranking, snapshot
+
 from startups_env import Rules, Simulator
 from startups_env.startups.rules import COMPANY_NAMES, NUM_ACTIONS
 

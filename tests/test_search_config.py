@@ -8,13 +8,13 @@ import re
 
 import numpy as np
 import pytest
-
-from startups_env import Rules, Simulator
 from startups_env.agents.registry import build_agent
 from startups_env.agents.search import NumpyBackend, SearchAgent, SearchConfig, search_backend
-from startups_env.startups.state import public_state
+
+from startups_env import Rules, Simulator
 from startups_env.startups.history import History
 from startups_env.startups.observe import observe
+from startups_env.startups.state import public_state
 
 BAD_FIELDS = [
     ("determinizations", 0), ("determinizations", 1.5), ("determinizations", True), ("rollouts", 0),

@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from startups_env import Rules, Simulator
 from startups_env.agents import act_for_seats, make_agent
 from startups_env.agents.features import features
 from startups_env.agents.greedy import greedy_actions
 from startups_env.agents.registry import build_agent
+from test_agents import _mask, _obs
+
+from startups_env import Rules, Simulator
 from startups_env.startups.observe import observe
 from startups_env.startups.rules import NUM_ACTIONS, Action
-
-from test_agents import _mask, _obs
 
 STYLES = ("hoarder", "spoiler", "noisy")
 SPECS = ("hoarder", "spoiler", "noisy", "hoarder[lead_value=3]", "spoiler[reach=0]", "noisy[epsilon=1]")

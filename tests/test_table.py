@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from startups_env.agents import Agent, act_for_seats, make_agent
 
 from startups_env import Rules, Simulator
-from startups_env.agents import Agent, act_for_seats, make_agent
+from startups_env.envs.vector import SeatBatch
 from startups_env.startups.history import History, PutDownLog
 from startups_env.startups.observe import observe
-from startups_env.table.policy import FunctionPolicy, as_policy, check_act_inputs, needs_of, pettingzoo_policy
-from startups_env.tools.replay import record_game
 from startups_env.startups.rules import NUM_ACTIONS, Action
 from startups_env.table.driver import Table, play_aec_game
-from startups_env.envs.vector import SeatBatch
+from startups_env.table.policy import FunctionPolicy, as_policy, check_act_inputs, needs_of, pettingzoo_policy
+from startups_env.tools.replay import record_game
 
 SMALL_SEARCH = {"determinizations": 2, "max_candidates": 2, "halving_rounds": 1}
 
@@ -50,9 +50,32 @@ def test_plain_callables_and_objects_are_policies():
 
     with pytest.raises(ValueError, match=r"needs \['hands'\], which no driver supplies"):
         as_policy(Greedy())
-    for bad in (3, "greedy", None):
+    for bad in (3, None):
         with pytest.raises(ValueError, match="a policy must have an act"):
             as_policy(bad)
+    with pytest.raises(ValueError, match=r"'greedy' is a bot's name, not a policy: build the bot first"):
+        as_policy("greedy")
+
+
+def test_every_driver_answers_a_bot_name_alike():
+    """Names work in run_arena and on the command lines; the library's drivers take bots. A
+    name there was answered "'greedy' is neither callable nor has an act(obs, mask) method"
+    (the vector env), or, given as a bare string, was split into letters: each now says it
+    is a name and how to build the bot."""
+    from startups_env.envs.vector import SeatBatch, StartupsVecEnv
+    from startups_env.table import act_for_seats as library_act_for_seats
+
+    hint = r"'greedy' is a bot's name, not a policy: build the bot first, e.g. " \
+           r"startups_env.agents.make_agent\('greedy', seed=0\)"
+    random_bot = make_agent("random", seed=0)
+    for build, where in [(lambda: StartupsVecEnv(4, opponents=["greedy"]), "opponent 0: "),
+                         (lambda: SeatBatch(4, "greedy"), "opponent 0: "),
+                         (lambda: SeatBatch(4, [random_bot, "greedy"]), "opponent 1: "),
+                         (lambda: library_act_for_seats(Simulator(Rules(num_players=3), 2, seed=0),
+                                                        [random_bot, "greedy", random_bot]), "agent 1: "),
+                         (lambda: record_game(["greedy"] * 3, Rules(num_players=3), seed=0), r"policy\[0\]: ")]:
+        with pytest.raises(ValueError, match=where + hint):
+            build()
 
 
 def test_agents_take_one_game_as_the_pettingzoo_env_gives_it():

@@ -9,7 +9,6 @@ import sys
 import numpy as np
 import pytest
 import torch
-
 from startups_env.agents import make_agent
 from startups_env.agents.arena import run_arena
 from startups_env.agents.ppo import (
@@ -22,10 +21,11 @@ from startups_env.agents.ppo import (
     model_from_checkpoint,
     read_checkpoint,
 )
-from startups_env import Simulator
-from startups_env.startups.observe import OBS_DIM, observe
 from startups_env.train.common import atomic_save
 from startups_env.train.selfplay import Args, check_args, parse_args
+
+from startups_env import Simulator
+from startups_env.startups.observe import OBS_DIM, observe
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY = ["--num-envs", "32", "--num-steps", "16", "--hidden", "16,16", "--players", "3-5",
@@ -56,6 +56,7 @@ def test_tiny_run_writes_a_checkpoint_the_arena_plays(tiny_run):
     assert any(f.startswith("events.out.tfevents") for f in os.listdir(out))
     assert not [f for f in os.listdir(out) if ".tmp." in f], "no temporary files left behind"
     assert "final evaluation" in proc.stdout and "decisions/s" in proc.stdout
+    assert "evaluations during training" in proc.stdout
     # The run ends by saying where each output went, and how to open the logs.
     for name in ("policy.pt", "checkpoint.pt", "eval.json", "learning_curve.png"):
         assert str(out / name) in proc.stdout, name
@@ -125,6 +126,53 @@ def test_resume_continues_the_run(tiny_run, tmp_path):
     assert after["config"]["greedy_prior"], "the trainer's default starts from the greedy bot"
     proc = run_trainer("--resume", "--total-steps", "8192", "--out", str(out), "--no-greedy-prior", "--no-progress")
     assert proc.returncode == 2 and "--greedy-prior False differs" in proc.stderr
+
+
+def test_a_new_run_refuses_a_folder_that_holds_a_run(tiny_run, capsys):
+    """Training again into a run's folder without --resume used to replace its policy and
+    checkpoint and leave TensorBoard events of both runs in it: now it is refused, naming
+    --resume and --overwrite, and nothing in the folder changes."""
+    import startups_env.train.selfplay as selfplay
+
+    out, _ = tiny_run
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    assert selfplay.main(["--out", str(out), "--total-steps", "512", *TINY]) == 2
+    err = capsys.readouterr().err
+    assert f"--out {out} already holds a training run" in err and "--resume" in err and "--overwrite" in err
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+
+
+def test_overwrite_replaces_a_run_and_only_its_files(tmp_path):
+    import startups_env.train.selfplay as selfplay
+
+    out = tmp_path / "run"
+    out.mkdir()
+    for name in ("policy.pt", "checkpoint.pt", "events.out.tfevents.1.old.0"):
+        (out / name).write_bytes(b"an earlier run")
+    (out / "notes.txt").write_text("mine")
+    flags = ["--out", str(out), "--total-steps", "512", "--num-envs", "32", "--num-steps", "8", "--num-minibatches",
+             "2", "--final-eval-games", "0", "--eval-games", "4", "--hidden", "16", "--no-progress"]
+    assert selfplay.main(flags) == 2
+    assert (out / "policy.pt").read_bytes() == b"an earlier run"
+    assert selfplay.main(flags + ["--overwrite"]) == 0
+    assert (out / "notes.txt").read_text() == "mine", "files the trainer did not write stay"
+    assert not (out / "events.out.tfevents.1.old.0").exists(), "the old run's events would mix with the new ones"
+    assert len(list(out.glob("events.out.tfevents.*"))) == 1
+    assert read_checkpoint(str(out / "policy.pt"))["global_step"] == 512
+    with pytest.raises(ValueError, match="--resume continues .* --overwrite replaces"):
+        check_args(Args(out=str(out), resume=True, overwrite=True))
+
+
+def test_a_run_that_cannot_start_leaves_no_folder(tmp_path, capsys):
+    """A corrupt --init-policy used to fail after --out had been made, leaving it empty."""
+    import startups_env.train.selfplay as selfplay
+
+    corrupt = tmp_path / "corrupt.pt"
+    corrupt.write_bytes(b"not a policy")
+    out = tmp_path / "bad"
+    assert selfplay.main(["--out", str(out), "--init-policy", str(corrupt), "--total-steps", "512", *TINY]) == 2
+    assert f"--init-policy: {corrupt} is not a readable PPO checkpoint" in capsys.readouterr().err
+    assert not out.exists()
 
 
 def test_resume_with_a_corrupt_checkpoint_fails_clearly(tmp_path):
@@ -199,6 +247,21 @@ def test_bad_checkpoints_give_clear_errors(tmp_path):
     junk.write_bytes(b"hello")
     with pytest.raises(CheckpointError, match="corrupt or truncated"):
         make_agent(f"ppo:{junk}")
+    # Each kind of wrong file gets a message of its own, in this package's words: no ANSI codes,
+    # no advice to unpickle with weights_only=False, no bare "KeyError: 101", a folder not "not found".
+    module = tmp_path / "module.pt"
+    torch.save(torch.nn.Linear(2, 2), module)
+    text = tmp_path / "text.pt"
+    text.write_text("hello\nworld\n")
+    folder = tmp_path / "folder.pt"
+    folder.mkdir()
+    expected = {module: "pickled Python objects", text: "not a file torch.save wrote", folder: "is a folder"}
+    for path, words in expected.items():
+        with pytest.raises(CheckpointError) as info:
+            make_agent(f"ppo:{path}")
+        message = str(info.value)
+        assert words in message and str(path) in message, message
+        assert "\x1b" not in message and "weights_only" not in message and "101" not in message, message
     other = tmp_path / "other.pt"
     torch.save({"weights": torch.zeros(3)}, other)
     with pytest.raises(CheckpointError, match="not a startups-ppo checkpoint"):
@@ -307,6 +370,14 @@ def test_a_short_run_is_evaluated_ten_times_and_the_bar_says_what_it_counts():
     assert eval_text([{"step": 0, "random": 0.79, "greedy": 0.271}]) == "vs random 0.79, vs greedy 0.27"
     assert eval_text([]) == "none yet"
     assert (thousands(3771.0), thousands(16644.0), thousands(512.4)) == ("3.8k", "16.6k", "512")
+    # The run ends by printing its curve, first evaluation (before training) to last.
+    from startups_env.train.selfplay import curve_text
+
+    lines = curve_text([{"step": 0, "random": 0.2, "greedy": 0.105},
+                        {"step": 311_296, "random": 0.685, "greedy": 0.24}], 4, 200).splitlines()
+    assert "3 copies of each opponent, 200 games a point" in lines[0]
+    assert [line.split() for line in lines[1:]] == [["learner", "steps", "vs", "random", "vs", "greedy"],
+                                                    ["0", "0.200", "0.105"], ["311.3k", "0.685", "0.240"]]
 
 
 @pytest.mark.parametrize("bad, message", [

@@ -4,8 +4,6 @@ import numpy as np
 import pytest
 
 from startups_env import Rules
-from startups_env.startups.observe import OBS_DIM, SLICES
-from startups_env.startups.rules import COMPANY_SIZES
 from startups_env.envs.vector import (
     PRIVILEGED_DIM,
     SeatBatch,
@@ -14,6 +12,8 @@ from startups_env.envs.vector import (
     privileged_observation,
     random_legal_actions,
 )
+from startups_env.startups.observe import OBS_DIM, SLICES
+from startups_env.startups.rules import COMPANY_SIZES
 
 
 def play(batch, steps, rng):

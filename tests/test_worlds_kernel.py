@@ -8,10 +8,18 @@ import pytest
 
 pytest.importorskip("numba")
 
-from startups_env import Rules, Simulator  # noqa: E402
-from startups_env.agents.search import (COMPOSITION_VALID, COMPOSITIONS, MAX_COMPOSITIONS,  # noqa: E402
-                                        determinize, sample_hands, search_backend, worlds_kernel)
+from startups_env.agents.search import (  # noqa: E402
+    COMPOSITION_VALID,
+    COMPOSITIONS,
+    MAX_COMPOSITIONS,
+    determinize,
+    sample_hands,
+    search_backend,
+    worlds_kernel,
+)
 from startups_env.agents.search.worlds import deal_log_chance, draw_from_pool  # noqa: E402
+
+from startups_env import Rules, Simulator  # noqa: E402
 from startups_env.startups.state import State, public_state  # noqa: E402
 
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 import torch
-
 from startups_env.agents.ppo import ActorCritic, checkpoint_dict, model_from_checkpoint, read_checkpoint
+
 from startups_env.startups.rules import Rules
 
 from .common import hidden_sizes
@@ -58,6 +58,7 @@ def merge_saved_args(saved: dict[str, Any], given: dict[str, Any], out: str) -> 
         if bool(merged[flag]) != bool(saved["config"].get(flag, False)):
             raise ValueError(f"--{flag.replace('_', '-')} {merged[flag]} differs from the checkpoint's network")
     merged["resume"], merged["out"] = True, out
+    merged["overwrite"] = False  # the saved run's --overwrite replaced what came before it, not this run
     return merged
 
 

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import json
 import os
 import sys
 import time
@@ -49,22 +50,22 @@ import time
 import numpy as np
 import torch
 import torch.nn.functional as F
-
-from startups_env.agents.registry import build_agent, split_names
 from startups_env.agents.features import features
 from startups_env.agents.greedy import greedy_actions
 from startups_env.agents.ppo import ActorCritic, checkpoint_dict
-from startups_env.startups.simulator import Simulator
-from startups_env.tools.distributed import add_worker_arguments, workers_from_args
-from startups_env.tools.files import atomic_write
+from startups_env.agents.registry import build_agent, split_names
+
 from startups_env.startups.history import History
 from startups_env.startups.observe import SLICES, observe
-from startups_env.table.policy import needs_of
 from startups_env.startups.rules import MAX_PLAYERS, MIN_PLAYERS, Rules
-from startups_env.table.driver import act_for_seats
-from startups_env.envs.vector import parse_players
+from startups_env.startups.simulator import Simulator
+from startups_env.table import act_for_seats
+from startups_env.table.policy import needs_of
+from startups_env.tools.cli import PLAYERS_FORMS, players_arg, prog
+from startups_env.tools.distributed import add_worker_arguments, workers_from_args
+from startups_env.tools.files import atomic_write
 
-from .common import atomic_save, git_revision, hidden_sizes
+from .common import atomic_save, atomic_write_text, git_revision, hidden_sizes
 from .evaluate import eval_summary, evaluate
 
 SHARD_KEYS = ("obs", "mask", "action", "game", "won")
@@ -151,7 +152,7 @@ def shard_jobs(shards: int, shard_games: int, players: tuple[int, ...], teacher:
 
 
 def save_shard(data: dict[str, np.ndarray], path: str) -> None:
-    atomic_write(path, lambda f: np.savez_compressed(f, **data))
+    atomic_write(path, lambda f: np.savez_compressed(f, **data), make_folders=True)
 
 
 def load_shards(paths: list[str]) -> dict[str, np.ndarray]:
@@ -232,12 +233,13 @@ def fit(data: dict[str, np.ndarray], hidden: list[int], epochs: int, learning_ra
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m startups_env.train.distill", description=__doc__.split("\n\n")[0],
+    parser = argparse.ArgumentParser(prog=prog("startups_env.train.distill"), description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--out", default="runs/distill", help="output folder: data/ shards, policy.pt, eval.json")
+    parser.add_argument("--out", default="runs/distill",
+                        help="output folder: data/ shards, policy.pt, eval.json (the final table, with --eval-games)")
     parser.add_argument("--games", type=int, default=6000, help="games to record (shards already in OUT count)")
     parser.add_argument("--shard-games", type=int, default=200, help="games per shard (played as one batch)")
-    parser.add_argument("--players", default="4", help="table sizes: a number, a range like 3-7 or a list like 3,4,6")
+    parser.add_argument("--players", type=players_arg, default="4", help=f"table sizes: {PLAYERS_FORMS}")
     parser.add_argument("--teacher", default="search", help="arena agent spec of the player to imitate")
     parser.add_argument("--opponents", default="greedy",
                         help="baseline of each shard, cycled (one baseline plays every other seat)")
@@ -259,21 +261,19 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     try:
-        players = parse_players(args.players)
         hidden = hidden_sizes(args.hidden)
         if args.games < 1 or args.shard_games < 1 or args.epochs < 1:
             raise ValueError("--games, --shard-games and --epochs must be >= 1")
         build_agent(args.teacher)  # a bad teacher or driver fails here, before any shard
         if args.driver:
             build_agent(args.driver)
-        data_dir = os.path.join(args.out, "data")
-        os.makedirs(data_dir, exist_ok=True)
+        data_dir = os.path.join(args.out, "data")  # made by the first shard written: a failed start leaves no folder
         started, revision = time.perf_counter(), git_revision()  # the code this run started with
         opponents = split_names(args.opponents)
         if not opponents:
             raise ValueError("--opponents names no agent")
         shards = -(-args.games // args.shard_games)
-        jobs = shard_jobs(shards, args.shard_games, players, args.teacher, opponents, args.driver, args.seed)
+        jobs = shard_jobs(shards, args.shard_games, args.players, args.teacher, opponents, args.driver, args.seed)
         paths = [os.path.join(data_dir, f"shard_{k:04d}.npz") for k in range(shards)]
         todo = [job for job in jobs if not os.path.exists(paths[job["index"]])]  # resume: written shards stay
         with workers_from_args(args) as pool:
@@ -306,11 +306,13 @@ def main(argv=None) -> int:
                 policy_path)
     print(f"policy: {policy_path}")
     if args.eval_games:
-        summary = eval_summary(evaluate(model, ["greedy", "random"], 4, args.eval_games, args.seed + 1,
-                                        Rules(num_players=4)))
-        for opp, row in summary.items():
+        results = evaluate(model, ["greedy", "random"], 4, args.eval_games, args.seed + 1, Rules(num_players=4))
+        for opp, row in eval_summary(results).items():
             lo, hi = row["win_ci"]
             print(f"vs 3 {opp}: win rate {row['win_rate']:.3f} [{lo:.3f}, {hi:.3f}] of {row['games']} games")
+        eval_path = os.path.join(args.out, "eval.json")
+        atomic_write_text(json.dumps({opp: res.to_json() for opp, res in results.items()}, indent=2), eval_path)
+        print(f"evaluation: {eval_path}")
     return 0
 
 

@@ -7,8 +7,9 @@ import os
 
 from startups_env.agents.arena import run_arena
 from startups_env.agents.ppo import ActorCritic, PPOAgent
-from startups_env.tools.files import atomic_write
+
 from startups_env.startups.rules import Rules
+from startups_env.tools.files import atomic_write
 
 
 def evaluate(model: ActorCritic, opponents: list[str], players: int, games: int, seed: int, rules: Rules,

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 import torch
-
 from startups_env.agents.ppo import ActorCritic, PPOAgent
 from startups_env.agents.registry import build_agent
+
 from startups_env.envs.vector import PRIVILEGED_DIM
 
 

@@ -21,14 +21,15 @@ import sys
 import time
 
 import torch
-
 from startups_env.agents.arena import run_arena
 from startups_env.agents.registry import build_agent, split_names
 from startups_env.agents.sb3 import SB3Agent
-from startups_env.startups.rules import Rules
-from startups_env.envs.vector import StartupsVecEnv
 from startups_env.train.common import atomic_write_text
-from startups_env.train.selfplay import Args, train
+from startups_env.train.selfplay import Args, resolve_args, train
+
+from startups_env.envs.vector import StartupsVecEnv
+from startups_env.startups.rules import Rules
+from startups_env.tools.cli import PLAYERS_FORMS, prog
 
 
 class WallClock:
@@ -70,9 +71,9 @@ def run_sb3(args) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog=prog("startups_env.train.sb3_compare"), description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=240.0, help="training wall time of each learner")
-    parser.add_argument("--players", default="3-7")
+    parser.add_argument("--players", default="3-7", help=f"table sizes: {PLAYERS_FORMS}")
     parser.add_argument("--opponents", default="random,greedy")
     parser.add_argument("--hidden", type=int, default=128)
     parser.add_argument("--num-envs", type=int, default=64, help="SB3 envs (the native run uses its defaults)")
@@ -81,14 +82,10 @@ def main(argv=None) -> int:
     parser.add_argument("--eval-games", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", default="runs/compare")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace the native run an earlier comparison left in OUT/native")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
-    os.makedirs(args.out, exist_ok=True)
-
-    report: dict = {"seconds": args.seconds, "players": args.players, "opponents": args.opponents}
-    sb3 = run_sb3(args)
-    report["sb3"] = {k: sb3[k] for k in ("steps", "decisions", "wall", "cpu")}
-    print(f"sb3: {sb3['steps']:,} steps in {sb3['wall']:.0f} s", file=sys.stderr)
 
     # Native: same opponents, no self-play, same wall time (its own defaults otherwise).
     native_args = Args(out=os.path.join(args.out, "native"), seed=args.seed, players=args.players,
@@ -96,7 +93,18 @@ def main(argv=None) -> int:
                        baselines=args.opponents, pfsp_power=0.0, eval_every=10**12, final_eval_games=0,
                        checkpoint_every=10**12, progress=False, total_steps=10**12, max_seconds=args.seconds,
                        learning_rate=args.learning_rate, anneal_lr=False,  # SB3 keeps its rate constant too
-                       greedy_prior=False)  # SB3's MlpPolicy starts from scratch too
+                       greedy_prior=False, overwrite=args.overwrite)  # SB3's MlpPolicy starts from scratch too
+    try:  # before SB3 trains: an earlier run in OUT/native (or a bad setting) is refused now, not minutes later
+        resolve_args(native_args, None)
+    except ValueError as exc:
+        parser.error(str(exc))
+    os.makedirs(args.out, exist_ok=True)
+
+    report: dict = {"seconds": args.seconds, "players": args.players, "opponents": args.opponents}
+    sb3 = run_sb3(args)
+    report["sb3"] = {k: sb3[k] for k in ("steps", "decisions", "wall", "cpu")}
+    print(f"sb3: {sb3['steps']:,} steps in {sb3['wall']:.0f} s", file=sys.stderr)
+
     native = train(native_args)
     report["native"] = {"steps": native["global_step"], "decisions": native["decisions"], "wall": native["wall_time"]}
 

@@ -51,7 +51,9 @@ rules, optimizer, step counters, pool, generator states; written atomically at i
 and at the end), ``policy.pt`` (weights + config + provenance, the file to ship or to
 load as ``ppo:PATH``), ``eval.json`` (final arena results) and TensorBoard logs
 (``charts/``, ``losses/``, ``eval/``). All files are data: ``torch.load(...,
-weights_only=True)`` reads them.
+weights_only=True)`` reads them. A new run refuses an ``--out`` that holds another run's
+files, which it would replace (and whose TensorBoard events it would mix with its own):
+``--resume`` continues that run, ``--overwrite`` deletes its files first.
 
 **Resume.** ``--resume`` reloads ``checkpoint.pt`` from ``--out``: model, optimizer,
 pool, counters and generator states; flags given on the command line override the saved
@@ -75,11 +77,8 @@ from typing import Any
 import numpy as np
 import torch
 import torch.nn.functional as F
-
-from startups_env.agents.ppo import ActorCritic, checkpoint_dict
+from startups_env.agents.ppo import ActorCritic, checkpoint_dict, read_checkpoint
 from startups_env.agents.registry import build_agent, split_names
-from startups_env.startups.observe import OBS_DIM
-from startups_env.startups.rules import NUM_ACTIONS, REWARD_SCHEMES, Rules
 from startups_env.train.checkpoints import (
     Progress,
     merge_saved_args,
@@ -91,7 +90,11 @@ from startups_env.train.checkpoints import (
 from startups_env.train.common import atomic_save, atomic_write_text, git_revision, hidden_sizes
 from startups_env.train.evaluate import eval_summary, evaluate, plot_learning_curve
 from startups_env.train.pool import CriticInputs, OpponentPool
+
 from startups_env.envs.vector import SeatBatch, parse_players
+from startups_env.startups.observe import OBS_DIM
+from startups_env.startups.rules import NUM_ACTIONS, REWARD_SCHEMES, Rules
+from startups_env.tools.cli import prog
 
 
 @dataclass
@@ -104,6 +107,9 @@ class Args:
     """output folder: checkpoint.pt, policy.pt, eval.json, TensorBoard events"""
     resume: bool = False
     """continue from OUT/checkpoint.pt (flags given now override the saved ones)"""
+    overwrite: bool = False
+    """start a new run in an --out that holds one, deleting that run's files first (checkpoint, policy,
+    evaluation, learning curve, TensorBoard events); without it (or --resume) such a folder is refused"""
     total_steps: int = 2_500_000
     """learner decisions to train for (PPO samples; opponents' decisions come on top)"""
     max_seconds: float = 810.0
@@ -116,7 +122,7 @@ class Args:
     num_steps: int = 16
     """learner decisions per game per rollout (rollout = num_envs * num_steps samples)"""
     players: str = "3-7"
-    """table sizes drawn per game: a number, a range like 3-7, or a list like 3,4,6"""
+    """table sizes drawn per game: a number, a range like 3-7 or a list like 3,4,6 (as every tool's --players)"""
     reward: str = "rank"
     """terminal reward scheme of the simulator: rank, win, score or margin"""
     turn_cap: int = 400
@@ -199,7 +205,7 @@ def parse_args(argv=None) -> tuple[Args, dict[str, Any]]:
     import tyro
 
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = tyro.cli(Args, args=argv, prog="python -m startups_env.train.selfplay",
+    args = tyro.cli(Args, args=argv, prog=prog("startups_env.train.selfplay"),
                     description="Self-play PPO for Startups (CleanRL style): train a policy against a pool of "
                                 "opponents. Flags given with --resume override the checkpoint's settings.")
     names = {f.name for f in dataclasses.fields(Args)}
@@ -214,7 +220,10 @@ def parse_args(argv=None) -> tuple[Args, dict[str, Any]]:
 
 def check_args(args: Args) -> None:
     """Raise ValueError naming the first bad setting."""
-    parse_players(args.players)
+    try:
+        parse_players(args.players)
+    except ValueError as exc:
+        raise ValueError(f"--players: {exc}") from None
     if args.reward not in REWARD_SCHEMES:
         raise ValueError(f"--reward must be one of {REWARD_SCHEMES}, got {args.reward!r}")
     hidden_sizes(args.hidden)
@@ -241,14 +250,52 @@ def check_args(args: Args) -> None:
     if not args.out:
         raise ValueError("--out must name a folder")
     Rules(num_players=args.eval_players, turn_cap=args.turn_cap)  # validates both
-    if args.init_policy and not os.path.isfile(args.init_policy):
-        raise ValueError(f"--init-policy {args.init_policy}: no such file")
+    if args.resume and args.overwrite:
+        raise ValueError("--resume continues the run in --out and --overwrite replaces it: give one of them")
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise ValueError(f"--out {args.out} is a file, not a folder")
+    if args.init_policy:
+        try:  # read here, so that a missing or broken file fails before any folder or file is made
+            read_checkpoint(args.init_policy)
+        except (ValueError, FileNotFoundError) as exc:
+            raise ValueError(f"--init-policy: {exc}") from None
     for flag, names in (("--baselines", args.baselines), ("--eval-opponents", args.eval_opponents)):
         for name in split_names(names):
             try:  # built once here, so that a typo or a missing checkpoint fails before any training
                 build_agent(name)
             except (ValueError, FileNotFoundError) as exc:
                 raise ValueError(f"{flag}: {exc}") from None
+
+
+#: What a run writes in --out, besides TensorBoard's ``events.out.tfevents.*`` files.
+RUN_FILES = ("checkpoint.pt", "policy.pt", "eval.json", "learning_curve.png")
+
+
+def run_files(folder: str) -> list[str]:
+    """The names of a training run's outputs in ``folder`` (none if it does not exist)."""
+    if not os.path.isdir(folder):
+        return []
+    return sorted(name for name in os.listdir(folder) if name in RUN_FILES or name.startswith("events.out.tfevents."))
+
+
+def check_no_run(args: Args) -> None:
+    """ValueError if a new run (not ``--resume``d from a checkpoint) would write over a run in
+    ``--out`` without ``--overwrite``: its policy and checkpoint would be replaced, and
+    TensorBoard would mix both runs' events."""
+    found = run_files(args.out)
+    if found and not args.overwrite:
+        shown = ", ".join(found[:4]) + (f" and {len(found) - 4} more" if len(found) > 4 else "")
+        if args.resume:
+            raise ValueError(f"--resume: {args.out} has no checkpoint.pt to continue from, but files of a run "
+                             f"({shown}); replace them with --overwrite (instead of --resume) or use a new --out")
+        raise ValueError(f"--out {args.out} already holds a training run ({shown}); continue it with --resume, "
+                         f"train into another folder with a new --out, or replace it with --overwrite")
+
+
+def clear_run(folder: str) -> None:
+    """Delete the outputs of a run in ``folder`` (``--overwrite``); other files stay."""
+    for name in run_files(folder):
+        os.remove(os.path.join(folder, name))
 
 
 def eval_interval(args: Args) -> int:
@@ -267,6 +314,8 @@ def resolve_args(args: Args, given: dict[str, Any] | None) -> tuple[Args, dict[s
         merged = merge_saved_args(saved, given, args.out)
         args = Args(**{f.name: merged.get(f.name, f.default) for f in dataclasses.fields(Args)})
     check_args(args)
+    if saved is None:
+        check_no_run(args)
     return args, saved
 
 
@@ -504,6 +553,9 @@ def setup(args: Args, saved: dict[str, Any] | None) -> Run:
                       seed=np.random.SeedSequence([int(env_seq.generate_state(1)[0]), progress.updates]))
     from torch.utils.tensorboard import SummaryWriter
 
+    if saved is None and args.overwrite:
+        clear_run(args.out)
+    os.makedirs(args.out, exist_ok=True)  # only now: a run that fails to start leaves no folder behind
     writer = SummaryWriter(args.out, purge_step=progress.global_step if saved is not None else None)
     if saved is None:
         writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(
@@ -585,6 +637,18 @@ def eval_text(history: list[dict]) -> str:
     return ", ".join(f"vs {k} {v:.2f}" for k, v in history[-1].items() if k != "step") if history else "none yet"
 
 
+def curve_text(history: list[dict], eval_players: int, eval_games: int) -> str:
+    """The periodic evaluations as a table, first to last: the learning curve in the
+    terminal (the first row is the policy before training)."""
+    opponents = [k for k in history[0] if k != "step"] if history else []
+    lines = [f"evaluations during training: the policy's win rate against {eval_players - 1} copies of each "
+             f"opponent, {eval_games} games a point (fair share {1 / eval_players:.3f})",
+             f"{'learner steps':>13}" + "".join(f"  {'vs ' + opp:>10}" for opp in opponents)]
+    for row in history:
+        lines.append(f"{thousands(row['step']):>13}" + "".join(f"  {row[opp]:>10.3f}" for opp in opponents))
+    return "\n".join(lines)
+
+
 def thousands(x: float) -> str:
     return f"{x / 1000:.1f}k" if x >= 1000 else f"{x:.0f}"
 
@@ -628,6 +692,8 @@ def finish(run: Run, saved: dict[str, Any] | None) -> dict[str, Any]:
           f"{summary['steps_per_second']:,.0f} learner steps/s, {summary['decisions_per_second']:,.0f} decisions/s "
           f"wall clock, evaluations included; {run_decisions / max(run.cpu_seconds, 1e-9):,.0f} decisions per "
           f"CPU second of training")
+    if progress.history:
+        print("\n" + curve_text(progress.history, args.eval_players, args.eval_games))
     if args.final_eval_games > 0:
         results = evaluate(model, split_names(args.eval_opponents), args.eval_players, args.final_eval_games,
                            args.seed + 2, run.rules, rate=True)
@@ -664,7 +730,6 @@ def print_outputs(args: Args, policy_path: str, curve: str | None) -> None:
 def train(args: Args, given: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run (or resume) a training run; returns the final evaluation summary."""
     args, saved = resolve_args(args, given)
-    os.makedirs(args.out, exist_ok=True)
     run = setup(args, saved)
     model, optimizer, batch, progress = run.model, run.optimizer, run.batch, run.progress
     buf = Rollout.empty(args.num_steps, args.num_envs, run.critic.dim)

@@ -13,8 +13,15 @@ from .config import OPPONENT_MODELS, VALUES, SearchConfig
 from .inference import older_put_down_evidence, put_down_log_likelihood, seat_log_likelihoods
 from .rollout import NUM_PLANS, PLAN_FIRST, PLAN_SECOND, Rollouts
 from .search import SearchAgent
-from .worlds import (COMPOSITION_VALID, COMPOSITIONS, MAX_COMPOSITIONS, WorldPool, determinize, hidden_hand_counts,
-                     sample_hands)
+from .worlds import (
+                     COMPOSITION_VALID,
+                     COMPOSITIONS,
+                     MAX_COMPOSITIONS,
+                     WorldPool,
+                     determinize,
+                     hidden_hand_counts,
+                     sample_hands,
+)
 
 __all__ = ["COMPOSITIONS", "COMPOSITION_VALID", "MAX_COMPOSITIONS", "NUM_PLANS", "OPPONENT_MODELS", "PLAN_FIRST",
            "PLAN_SECOND", "VALUES", "NumbaBackend", "NumpyBackend", "Rollouts", "SearchAgent", "SearchBackend",

@@ -16,10 +16,9 @@ from typing import Union
 
 import numpy as np
 
-from startups_env.startups.state import State
-
 from startups_env.startups.backend import resolve_backend
 from startups_env.startups.rules import Rules
+from startups_env.startups.state import State
 
 from ..greedy import GreedyParams
 from . import inference, worlds

@@ -6,9 +6,8 @@ import dataclasses
 
 import numpy as np
 
-from startups_env.startups.backend import BACKENDS
-
 from startups_env.checks import is_int
+from startups_env.startups.backend import BACKENDS
 
 from ..greedy import GreedyParams
 

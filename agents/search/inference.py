@@ -26,16 +26,24 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from startups_env.startups import queries
-from startups_env.startups.simulator import Simulator
-from startups_env.startups.state import State
 from startups_env.startups.history import History
 from startups_env.startups.rules import HAND_SIZE, MAX_PLAYERS, NUM_COMPANIES, Action, Rules
+from startups_env.startups.simulator import Simulator
+from startups_env.startups.state import State
 
 from ..features import state_features
 from ..greedy import GreedyParams, greedy_scores
 from .config import SearchConfig
-from .worlds import (COMPOSITION_VALID, COMPOSITIONS, MAX_COMPOSITIONS, WorldPool, deal_log_chance, draw_from_pool,
-                     hidden_hand_counts, sample_hands)
+from .worlds import (
+    COMPOSITION_VALID,
+    COMPOSITIONS,
+    MAX_COMPOSITIONS,
+    WorldPool,
+    deal_log_chance,
+    draw_from_pool,
+    hidden_hand_counts,
+    sample_hands,
+)
 
 if TYPE_CHECKING:
     from .backends import SearchBackend

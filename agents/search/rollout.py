@@ -20,10 +20,10 @@ import dataclasses
 import numpy as np
 
 from startups_env.startups import queries
-from startups_env.startups.simulator import Simulator
-from startups_env.startups.state import State
 from startups_env.startups.observe import observe
 from startups_env.startups.rules import MAX_PLAYERS, NUM_ACTIONS, NUM_COMPANIES, Action, Rules
+from startups_env.startups.simulator import Simulator
+from startups_env.startups.state import State
 
 from ..base import Agent
 from ..features import state_features

@@ -27,11 +27,10 @@ import numba
 import numpy as np
 
 from startups_env.startups import numba_backend as kernels
+from startups_env.startups import queries
+from startups_env.startups.rules import MAX_PLAYERS, NUM_ACTIONS, Rules
 from startups_env.startups.simulator import Simulator
 from startups_env.startups.state import State
-from startups_env.startups.rules import MAX_PLAYERS, NUM_ACTIONS, Rules
-
-from startups_env.startups import queries
 
 from .. import greedy_kernel
 from ..greedy import GreedyParams

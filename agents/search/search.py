@@ -37,11 +37,11 @@ from typing import NamedTuple
 import numpy as np
 
 from startups_env.startups import queries
+from startups_env.startups.history import History
+from startups_env.startups.rules import NUM_ACTIONS, Action, Rules, pile_start
 from startups_env.startups.simulator import Simulator
 from startups_env.startups.state import State
-from startups_env.startups.history import History
 from startups_env.table.policy import needs_of
-from startups_env.startups.rules import NUM_ACTIONS, Action, Rules, pile_start
 
 from ..base import Agent, check_act_inputs
 from ..features import features, state_features

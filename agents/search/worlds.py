@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from startups_env.startups import queries
-from startups_env.startups.state import State
 from startups_env.startups.rules import DECK_SIZE, HAND_SIZE, MAX_PLAYERS, NUM_COMPANIES, NUM_REMOVED
+from startups_env.startups.state import State
 
 if TYPE_CHECKING:
     from .backends import SearchBackend

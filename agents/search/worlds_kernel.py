@@ -19,7 +19,6 @@ import numba
 import numpy as np
 
 from startups_env.startups import numba_backend as kernels
-
 from startups_env.startups import queries
 from startups_env.startups.rules import DECK_SIZE, MAX_PLAYERS, NUM_COMPANIES, NUM_REMOVED
 

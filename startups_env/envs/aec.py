@@ -199,12 +199,11 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from startups_env.startups.simulator import Simulator
-
-from startups_env.startups.state import State, public_state, validate_decks
 from startups_env.startups.history import History
 from startups_env.startups.observe import OBS_DIM, STATE_DIM, hidden_observation, observation_bounds, state_bounds
 from startups_env.startups.rules import NUM_ACTIONS, PHASE_NAMES, Rules, action_to_string
+from startups_env.startups.simulator import Simulator
+from startups_env.startups.state import State, public_state, validate_decks
 
 __all__ = ["env", "raw_env"]
 

@@ -50,7 +50,8 @@ here)::
     obs = env.reset()
     actions, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
 
-Pass ``opponents=[fn, ...]`` (e.g. ``startups_env.agents.make_agent("greedy")``) to play other bots.
+Pass ``opponents=[fn, ...]`` (e.g. ``startups_env.agents.make_agent("greedy", seed=0)``: bots, not their
+names, since the library never imports a bot) to play other bots.
 Observations are raw counts (see :mod:`startups_env.startups.observe`); wrap the env in SB3's
 ``VecNormalize(env, norm_reward=False)`` if your policy wants normalised inputs.
 """
@@ -63,13 +64,13 @@ from typing import Any
 
 import numpy as np
 
-from startups_env.startups import queries
-from startups_env.startups.simulator import Simulator
 from startups_env.checks import check_seed, is_int
+from startups_env.startups import queries
 from startups_env.startups.observe import HIDDEN_DIM, OBS_DIM, hidden_observation, observation_bounds, observe
-from startups_env.table.policy import policy_name
 from startups_env.startups.rules import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, Rules
-from startups_env.table.driver import Table
+from startups_env.startups.simulator import Simulator
+from startups_env.table import Table
+from startups_env.table.policy import as_policy, policy_name
 
 Opponent = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -170,14 +171,16 @@ class SeatBatch:
         self._default_opponent = opponents is None
         if opponents is None:
             opponents = [RandomOpponent()]
-        elif callable(opponents) or hasattr(opponents, "act"):
+        elif callable(opponents) or hasattr(opponents, "act") or isinstance(opponents, str):
             opponents = [opponents]
         self.opponents: list = list(opponents)
         if not self.opponents:
             raise ValueError("opponents must hold at least one opponent")
         for i, opp in enumerate(self.opponents):
-            if not (callable(opp) or callable(getattr(opp, "act", None))):
-                raise ValueError(f"opponent {i} ({opp!r}) is neither callable nor has an act(obs, mask) method")
+            try:
+                as_policy(opp)
+            except ValueError as exc:
+                raise ValueError(f"opponent {i}: {exc}") from None
         self._weights = self._check_weights(opponent_weights)
         b = self.num_envs
         self.learner_seat = np.zeros(b, np.int8)

@@ -23,8 +23,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from startups_env.startups.state import State, public_state
 from startups_env.startups.rules import MAX_PLAYERS
+from startups_env.startups.state import State, public_state
 
 OLDER = 10  # put-downs per seat kept before the last two (a four-player round has about nine a seat)
 

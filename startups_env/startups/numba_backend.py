@@ -34,11 +34,22 @@ import numpy as np
 
 from startups_env.startups import queries, rules
 from startups_env.startups.observe import OBS_DIM, PIECES, SLICES
-from startups_env.startups.rules import (COMPANY_SIZES, DECK_SIZE, HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS,
-                                         NUM_COMPANIES, NUM_REMOVED, PUT_PHASE, ROUND_GAME_ROUNDS, STARTING_COINS,
-                                         TAKE_PHASE, Action)
+from startups_env.startups.rules import (
+    COMPANY_SIZES,
+    DECK_SIZE,
+    HAND_SIZE,
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    NUM_ACTIONS,
+    NUM_COMPANIES,
+    NUM_REMOVED,
+    PUT_PHASE,
+    ROUND_GAME_ROUNDS,
+    STARTING_COINS,
+    TAKE_PHASE,
+    Action,
+)
 from startups_env.startups.state import State, StepResult, arrays, illegal_actions_error
-
 
 
 def forget_stale_cache(module_file: str, *sources: str) -> None:

@@ -23,8 +23,18 @@ import numpy as np
 from startups_env.startups import queries
 from startups_env.startups.observe import observe_one_game
 from startups_env.startups.queries import SLOTS, company_rows, read_only
-from startups_env.startups.rules import DECK_SIZE, HAND_SIZE, MAX_PLAYERS, NUM_ACTIONS, NUM_COMPANIES, PUT_PHASE, \
-    STARTING_COINS, TAKE_PHASE, Action, pile_start
+from startups_env.startups.rules import (
+    DECK_SIZE,
+    HAND_SIZE,
+    MAX_PLAYERS,
+    NUM_ACTIONS,
+    NUM_COMPANIES,
+    PUT_PHASE,
+    STARTING_COINS,
+    TAKE_PHASE,
+    Action,
+    pile_start,
+)
 from startups_env.startups.state import NO_ONE, StepResult, clear_games, illegal_actions_error
 
 P, C = MAX_PLAYERS, NUM_COMPANIES

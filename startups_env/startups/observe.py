@@ -20,7 +20,6 @@ from typing import NamedTuple
 import numpy as np
 
 from startups_env.startups import queries
-from startups_env.startups.state import State
 from startups_env.startups.queries import SIZES_COLUMN, SLOTS, company_rows, read_only
 from startups_env.startups.rules import (
     COMPANY_SIZES,
@@ -36,6 +35,7 @@ from startups_env.startups.rules import (
     Rules,
     pile_start,
 )
+from startups_env.startups.state import State
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
 

@@ -35,7 +35,6 @@ import numpy as np
 
 from startups_env.startups.rules import COMPANY_SIZES, DECK_SIZE, HAND_SIZE, MAX_PLAYERS, NUM_COMPANIES, NUM_REMOVED
 
-
 P, C = MAX_PLAYERS, NUM_COMPANIES
 SLOTS = max(COMPANY_SIZES)  # market ring-buffer slots per company (see state.State)
 SIZES_COLUMN = np.array(COMPANY_SIZES, np.int16)[:, None]  # int16[C, 1] cards of each company

@@ -22,10 +22,27 @@ import numpy as np
 from startups_env.checks import check_seed, is_int
 from startups_env.startups import queries
 from startups_env.startups.backend import BACKENDS, backend_class, default_backend, numba_available, resolve_backend
-from startups_env.startups.rules import (DECK_SIZE, MARGIN_REWARD_SCALE, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS,
-                                         ROUND_CHIPS, SCORE_REWARD_SCALE, Action, Rules, action_to_string)
-from startups_env.startups.state import (State, StepResult, clear_games, empty_results, public_state, shuffled_decks,
-                                         validate_decks)
+from startups_env.startups.rules import (
+    DECK_SIZE,
+    MARGIN_REWARD_SCALE,
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    NUM_ACTIONS,
+    ROUND_CHIPS,
+    SCORE_REWARD_SCALE,
+    Action,
+    Rules,
+    action_to_string,
+)
+from startups_env.startups.state import (
+    State,
+    StepResult,
+    clear_games,
+    empty_results,
+    public_state,
+    shuffled_decks,
+    validate_decks,
+)
 
 __all__ = ["BACKENDS", "Simulator", "State", "StepResult", "default_backend", "numba_available", "public_state",
            "resolve_backend", "shuffled_decks", "validate_decks"]

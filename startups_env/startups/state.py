@@ -25,8 +25,15 @@ import numpy as np
 
 from startups_env.startups import queries
 from startups_env.startups.queries import SLOTS
-from startups_env.startups.rules import (COMPANY_SIZES, DECK_SIZE, MAX_PLAYERS, MIN_PLAYERS, NUM_COMPANIES, SORTED_DECK,
-                                         action_to_string)
+from startups_env.startups.rules import (
+    COMPANY_SIZES,
+    DECK_SIZE,
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    NUM_COMPANIES,
+    SORTED_DECK,
+    action_to_string,
+)
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
 NO_ONE = -1  # no seat: an unheld chip, no barred company

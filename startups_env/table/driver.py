@@ -30,13 +30,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from startups_env.startups.simulator import Simulator
-
-from startups_env.startups.state import State, StepResult, public_state
 from startups_env.startups.history import History
 from startups_env.startups.observe import observe
-from startups_env.table.policy import as_policy, needs_of, policy_name
 from startups_env.startups.rules import NUM_ACTIONS
+from startups_env.startups.simulator import Simulator
+from startups_env.startups.state import State, StepResult, public_state
+from startups_env.table.policy import as_policy, needs_of, policy_name
 
 
 class _Seat:
@@ -97,7 +96,10 @@ def _seats(policies, role: str) -> list[_Seat]:
     seats = []
     for indices in by_object.values():
         policy = entries[indices[0]]
-        seats.append(_Seat(policy, f"{role} {indices[0]} ({policy_name(policy)})", indices))
+        try:
+            seats.append(_Seat(policy, f"{role} {indices[0]} ({policy_name(policy)})", indices))
+        except ValueError as exc:
+            raise ValueError(f"{role} {indices[0]}: {exc}") from None
     return seats
 
 

@@ -151,6 +151,10 @@ def as_policy(policy: Any) -> Policy:
         return policy
     if callable(policy):
         return FunctionPolicy(policy)
+    if isinstance(policy, str):  # the library never imports a bot, so it cannot build one from its name
+        raise ValueError(f"{policy!r} is a bot's name, not a policy: build the bot first, e.g. "
+                         f"startups_env.agents.make_agent({policy!r}, seed=0) (run_arena and the command lines "
+                         "take names themselves)")
     raise ValueError(f"a policy must have an act(obs, mask) method or be a callable f(obs, mask), "
                      f"got {type(policy).__name__} {policy!r}")
 

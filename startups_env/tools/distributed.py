@@ -43,6 +43,9 @@ MAX_RETRIES = 3
 #: Seconds to wait for a cluster address to answer before giving up.
 CONNECT_TIMEOUT = 10.0
 
+#: The Ray release the ``ray`` extra of pyproject.toml asks for (a test keeps them equal).
+RAY_REQUIREMENT = "ray>=2.40"
+
 
 class ClusterError(ConnectionError):
     """Ray is missing, or the cluster cannot be reached or started."""
@@ -57,12 +60,13 @@ def check_workers(workers, address) -> None:
         raise ValueError(f"ray address must be None or a non-empty string like HOST:PORT, got {address!r}")
 
 
-def _import_ray():
+def _import_ray(what: str):
+    """The ray module; ClusterError saying that ``what`` needs it if it is not installed."""
     try:
         import ray
     except ImportError as exc:
-        raise ClusterError("more than one worker needs Ray, the optional extra: pip install -e \".[ray]\" "
-                           "(or pip install \"ray>=2.9\")") from exc
+        raise ClusterError(f"{what} needs Ray, the optional extra: pip install -e \".[ray]\" "
+                           f"(or pip install \"{RAY_REQUIREMENT}\")") from exc
     return ray
 
 
@@ -125,7 +129,8 @@ class Workers:
         """Connect to, or start, Ray (nothing for a local pool). Raises ClusterError."""
         if self.local or self._ray is not None:
             return
-        ray = _import_ray()
+        ray = _import_ray(f"joining the Ray cluster at {self.address}" if self.address is not None
+                          else f"playing on {self.workers} workers")
         tick = time.perf_counter()
         if self.address is not None:
             check_reachable(self.address, self.connect_timeout)
@@ -221,13 +226,27 @@ def add_worker_arguments(parser) -> None:
     """The command-line flags of :class:`Workers`: ``--workers``, ``--ray-address``,
     ``--ray-working-dir``."""
     group = parser.add_argument_group("workers (Ray, the optional ray extra; docs/distributed.md)")
-    group.add_argument("--workers", type=int, default=None,
+    group.add_argument("--workers", type=_worker_count, default=None,
                        help="play fixed-size shards on this many local Ray workers (1: the same shards in this "
                             "process, no Ray); the same seed gives the same results for every count")
     group.add_argument("--ray-address", default=None,
                        help="join the Ray cluster at HOST:PORT (what `ray start --head` prints) instead")
     group.add_argument("--ray-working-dir", default=None,
                        help="folder Ray ships to every worker and puts on their path (outside bots on a cluster)")
+
+
+def _worker_count(text: str) -> int:
+    """``--workers``: a positive int, else argparse's error in the command line's words."""
+    import argparse
+
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive number of workers (1 plays the shards in this "
+                                         f"process, without Ray), got {text!r}")
+    return count
 
 
 def workers_from_args(args) -> Workers:

@@ -7,7 +7,16 @@ documented action ids and observation layout cannot drift from the code.
 from __future__ import annotations
 
 from startups_env.startups.observe import OBS_DIM, layout_table
-from startups_env.startups.rules import COMPANY_TITLES, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, Action, action_to_string
+from startups_env.startups.rules import (
+    COMPANY_TITLES,
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    NUM_ACTIONS,
+    REWARD_SCHEMES,
+    Action,
+    Rules,
+    action_to_string,
+)
 
 
 def action_table() -> str:
@@ -27,6 +36,13 @@ def action_table() -> str:
     return "\n".join(lines)
 
 
+def reward_schemes() -> str:
+    """Every reward scheme of :data:`~startups_env.startups.rules.REWARD_SCHEMES`, the default marked:
+    "`win` (default), `rank`, `score` or `margin`"."""
+    names = [f"`{name}`" + (" (default)" if name == Rules().reward else "") for name in REWARD_SCHEMES]
+    return ", ".join(names[:-1]) + " or " + names[-1]
+
+
 def summary_table() -> str:
     """Agents, spaces and import line, PettingZoo-card style."""
     rows = [
@@ -35,7 +51,7 @@ def summary_table() -> str:
         ("Parallel API", "No (turn-based AEC)"),
         ("Action shape", f"Discrete({NUM_ACTIONS})"),
         ("Observation shape", f'`{{"observation": Box(float32, ({OBS_DIM},)), "action_mask": Box(int8, ({NUM_ACTIONS},))}}`'),
-        ("Rewards", "terminal only; `win` (default), `rank` or `score`"),
+        ("Rewards", "terminal only; " + reward_schemes()),
     ]
     lines = ["| | |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows]
     return "\n".join(lines)

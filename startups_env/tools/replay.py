@@ -40,13 +40,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from startups_env.startups.simulator import Simulator
-
-from startups_env.startups.state import State, shuffled_decks
-
 from startups_env.checks import check_seed, is_int
-from startups_env.tools.files import atomic_write
-from startups_env.table.policy import as_policy, policy_name
 from startups_env.startups.rules import (
     COMPANY_NAMES,
     COMPANY_SIZES,
@@ -57,7 +51,12 @@ from startups_env.startups.rules import (
     Rules,
     action_to_string,
 )
+from startups_env.startups.simulator import Simulator
+from startups_env.startups.state import State, shuffled_decks
 from startups_env.table.driver import Table
+from startups_env.table.policy import as_policy, policy_name
+from startups_env.tools.cli import prog
+from startups_env.tools.files import atomic_write
 
 LOG_FORMAT = "startups-game-log"
 LOG_VERSION = 1
@@ -371,14 +370,14 @@ def record_game(
             )
         if len(agents) != rules.num_players:
             raise ValueError(f"{len(agents)} agents for {rules.num_players} seats")
-        # Checked before the game starts. Names are not resolved here: agents live in the
-        # separate ``agents`` package, which this module does not depend on.
+        # Checked before the game starts. Names are not resolved here (as_policy says how to
+        # build a bot from one): agents live in the separate ``agents`` package, which this
+        # module does not depend on.
         for seat, agent in enumerate(agents):
             try:
                 as_policy(agent)
             except ValueError as err:
-                hint = f"; build it with startups_env.agents.make_agent({agent!r})" if isinstance(agent, str) else ""
-                raise ValueError(f"policy[{seat}]: {err}{hint}") from None
+                raise ValueError(f"policy[{seat}]: {err}") from None
         if players is None:
             players = [policy_name(a) for a in agents]
     recorder = Recorder(rules, seed=rng if decks is None else None, decks=decks, players=players)
@@ -462,28 +461,33 @@ def _check_viewer(log: GameLog, viewer) -> None:
 
 
 def _frames(log: GameLog, viewer: int | None, render: Callable):
-    """Yield (caption, picture): one per decision (the table before it), then the final table."""
+    """Yield (caption, picture) for every frame of a replay, the HTML page's and the GIF's
+    alike: the deal (caption ``"the deal"``), then the table after each decision, captioned
+    with the move just played (``"3/92  P1: take octo (+2 coins)  [greedy]"``, as
+    :func:`describe_action` words it for ``viewer``); the last caption also says whether the
+    game is over or the log stops before its end."""
     _check_viewer(log, viewer)
     names = log.players or [None] * log.num_players
+    caption = "the deal"
     for k, action, sim in iter_replay(log):
         s = sim.state
-        if action is None:
-            caption = f"end after {k} decisions" if s.done[0] else f"after {k} decisions (game unfinished)"
-        else:
+        if action is None:  # the last table
+            caption += "  (game over)" if s.done[0] else "  (game unfinished)"
+        yield caption, render(s, 0, viewer)
+        if action is not None:  # the move played from this table names the next frame
             who = names[int(s.current[0])]
             caption = (
                 f"{k + 1}/{len(log.actions)}  " + describe_action(s, action, viewer) + (f"  [{who}]" if who else "")
             )
-        yield caption, render(s, 0, viewer)
 
 
 def write_html(
     log: GameLog, path, *, viewer: int | None = None, images: bool = False, title: str = "Startups replay"
 ) -> None:
-    """A standalone HTML page: one frame per decision (the table before it, with the
-    decision as caption) and the final table; buttons, a slider and the arrow keys step
-    through it. images=True embeds PNG pictures (:func:`~startups_env.startups.render.table_rgb`)
-    beside the text tables."""
+    """A standalone HTML page of the frames of :func:`gif_frames`: the deal, then the table
+    after each decision, captioned with the move just played; buttons, a slider and the
+    arrow keys step through it. images=True embeds PNG pictures
+    (:func:`~startups_env.startups.render.table_rgb`) beside the text tables."""
     from startups_env.startups.render import table_rgb, table_text
 
     texts = list(_frames(log, viewer, table_text))
@@ -505,17 +509,13 @@ def write_html(
 def gif_frames(log: GameLog, viewer: int | None = None):
     """Yield ``(caption, picture)`` for each frame of :func:`write_gif`: the deal, then the
     table after each decision, captioned with that decision (``"3/92  P1: take octo (+2
-    coins)  [greedy]"``, as :func:`describe_action` words it for ``viewer``). The picture
-    is :func:`~startups_env.startups.render.table_rgb` with the caption in a band beneath it
-    (:func:`~startups_env.startups.render.with_caption`)."""
+    coins)  [greedy]"``, as :func:`describe_action` words it for ``viewer``), as on the
+    HTML page of :func:`write_html`. The picture is :func:`~startups_env.startups.render.table_rgb`
+    with the caption in a band beneath it (:func:`~startups_env.startups.render.with_caption`)."""
     from startups_env.startups.render import table_rgb, with_caption
 
-    # _frames pairs each decision with the table *before* it; a GIF frame shows the table
-    # the move left behind, so each caption moves on to the next picture.
-    caption = "the deal"
-    for next_caption, picture in _frames(log, viewer, table_rgb):
+    for caption, picture in _frames(log, viewer, table_rgb):
         yield caption, with_caption(picture, caption)
-        caption = next_caption
 
 
 def write_gif(log: GameLog, path, *, viewer: int | None = None, frame_ms: int = 500, end_ms: int = 4000) -> None:
@@ -603,7 +603,7 @@ show(0);
 # ---------------------------------------------------------------------------- CLI
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m startups_env.tools.replay",
+        prog=prog("startups_env.tools.replay"),
         description="Replay a Startups game log; print the final table, write HTML/GIF.",
     )
     parser.add_argument("log", help="game log JSON (GameLog.save), or a golden-game JSON line")
