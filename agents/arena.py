@@ -365,61 +365,84 @@ def run_arena(agents, players: int, games: int, seed: int = 0, *, rules: Rules |
     Every argument is checked, and the cluster reached, before the first game is played,
     so that a bad one costs nothing.
     """
-    if not is_int(players) or not (
-        MIN_PLAYERS <= players <= MAX_PLAYERS
-    ):
-        raise ValueError(f"players must be an int between {MIN_PLAYERS} and {MAX_PLAYERS}, got {players!r}")
-    players = int(players)
-    if not is_int(games) or games < 1:
-        raise ValueError(f"games must be a positive int, got {games!r}")
-    seed = check_seed(seed, none_ok=False, sequence_ok=False)
-    if batch_size is not None and (
-        not is_int(batch_size) or batch_size < 1
-    ):
-        raise ValueError(f"batch_size must be None or a positive int, got {batch_size!r}")
-    if rules is None:
-        rules = Rules(num_players=players, turn_cap=turn_cap)
-    elif not isinstance(rules, Rules):
-        raise ValueError(f"rules must be a startups_env.Rules, got {type(rules).__name__}: {rules!r}")
-    elif rules.num_players != players:
-        raise ValueError(f"rules.num_players={rules.num_players} differs from players={players}")
-    elif turn_cap != DEFAULT_TURN_CAP and turn_cap != rules.turn_cap:
-        raise ValueError(f"turn_cap={turn_cap!r} differs from rules.turn_cap={rules.turn_cap}; "
-                         "give the turn cap in rules only")
+    players, seed, rules = _checked(players, games, seed, rules, turn_cap, batch_size)
     pool = workers if isinstance(workers, Workers) else Workers(workers, ray_address)
     specs, built, names = _build_agents(agents, players, seed)
     if not pool.local and None in specs:
         raise ValueError("Agent objects and plain policies can only play in this process: give agent specs "
                          "(e.g. module:callable) when the games are played by workers")
-    deals = -(-int(games) // players)
-    total = deals * players
+    total = -(-int(games) // players) * players  # whole deals
+    shard = batch_size or (SHARD_GAMES if pool.sharded else total)
+    jobs = _shard_jobs(specs, built, rules, seed, total, shard, pool.local)
+    owned = not isinstance(workers, Workers)
+    pool.start()  # an unreachable cluster fails here, before any game
+    start = time.perf_counter()  # the wall time leaves out Ray's start-up (ArenaResult.extra)
+    try:
+        played = _play_shards(pool, jobs, shard, total, players, progress)
+    finally:
+        if owned:
+            pool.close()
+    wall = time.perf_counter() - start
+    # With workers: what the scaling figures need (docs/distributed.md). CPU seconds over
+    # the wall time is how many cores the shards kept busy, whatever else the machine ran.
+    cpu_seconds = played.pop("cpu_seconds")  # of the processes playing the shards, summed over shards
+    extra = {"shards": len(jobs), "shard_cpu_seconds": cpu_seconds} if pool.sharded else {}
+    if not pool.local:
+        extra["ray_startup_seconds"] = pool.startup_seconds
+    return ArenaResult(names=names, players=players, seed=seed, wall_seconds=wall, rounds=rules.rounds,
+                       turn_cap=rules.turn_cap, rated=bool(rate), extra=extra, batch_games=min(shard, total), **played)
+
+
+def _checked(players, games, seed, rules: Rules | None, turn_cap, batch_size) -> tuple[int, int, Rules]:
+    """run_arena's arguments checked (a ValueError names the bad one): the table size and
+    seed as ints, and the rules (default ``Rules(num_players=players, turn_cap=turn_cap)``)."""
+    if not is_int(players) or not MIN_PLAYERS <= players <= MAX_PLAYERS:
+        raise ValueError(f"players must be an int between {MIN_PLAYERS} and {MAX_PLAYERS}, got {players!r}")
+    players = int(players)
+    if not is_int(games) or games < 1:
+        raise ValueError(f"games must be a positive int, got {games!r}")
+    seed = check_seed(seed, none_ok=False, sequence_ok=False)
+    if batch_size is not None and (not is_int(batch_size) or batch_size < 1):
+        raise ValueError(f"batch_size must be None or a positive int, got {batch_size!r}")
+    if rules is None:
+        return players, seed, Rules(num_players=players, turn_cap=turn_cap)
+    if not isinstance(rules, Rules):
+        raise ValueError(f"rules must be a startups_env.Rules, got {type(rules).__name__}: {rules!r}")
+    if rules.num_players != players:
+        raise ValueError(f"rules.num_players={rules.num_players} differs from players={players}")
+    if turn_cap != DEFAULT_TURN_CAP and turn_cap != rules.turn_cap:
+        raise ValueError(f"turn_cap={turn_cap!r} differs from rules.turn_cap={rules.turn_cap}; "
+                         "give the turn cap in rules only")
+    return players, seed, rules
+
+
+def _shard_jobs(specs, built, rules: Rules, seed: int, total: int, shard: int, local: bool) -> list[_ShardJob]:
+    """The ``total`` games (whole deals) in shards of ``shard``: one deck per deal and round,
+    so that every seating of a deal sees the same cards in every round; game g is deal
+    g // N in rotation g % N, where entry i sits at seat (i + r) % N."""
+    players = rules.num_players
+    deals = total // players
     rng = np.random.default_rng(seed)
-    # One deck per deal and round: every seating of a deal sees the same cards in every round.
     decks = shuffled_decks(rng, deals * rules.rounds).reshape(deals, rules.rounds, -1)
     if rules.rounds == 1:
         decks = decks[:, 0]
-    # Game g = deal g // N in rotation r = g % N; entry i sits at seat (i + r) % N.
     rotation = np.arange(total) % players
     game_decks = decks[np.arange(total) // players]
-    shard = batch_size or (SHARD_GAMES if pool.sharded else total)
     # In this process, shard 0 plays the entries just built (their seeds are shard 0's) and
     # every shard the objects given as they are; workers build their own from the specs.
-    jobs = [_ShardJob(specs=specs, agents=[agent if pool.local and (k == 0 or spec is None) else None
+    return [_ShardJob(specs=specs, agents=[agent if local and (k == 0 or spec is None) else None
                                            for agent, spec in zip(built, specs)],
                       rules=rules, seed=seed, index=k, decks=game_decks[lo:lo + shard],
                       rotation=rotation[lo:lo + shard])
             for k, lo in enumerate(range(0, total, shard))]
 
-    ranks = np.zeros((total, players), np.int16)
-    scores = np.zeros((total, players), np.int32)
-    truncated = np.zeros(total, bool)
-    turns = np.zeros(total, np.int32)
-    decisions = [0] * players
-    act_seconds = [0.0] * players
-    cpu_seconds = 0.0  # CPU time of the processes playing the shards, summed over shards
-    owned = not isinstance(workers, Workers)
-    pool.start()  # an unreachable cluster fails here, before any game
-    start = time.perf_counter()  # the wall time leaves out Ray's start-up (ArenaResult.extra)
+
+def _play_shards(pool: Workers, jobs: list[_ShardJob], shard: int, total: int, players: int, progress: bool) -> dict:
+    """Play the shards on ``pool`` and gather their results: the ArenaResult fields ranks,
+    scores, truncated, turns, decisions and act_seconds, and the shards' cpu_seconds."""
+    played = dict(ranks=np.zeros((total, players), np.int16), scores=np.zeros((total, players), np.int32),
+                  truncated=np.zeros(total, bool), turns=np.zeros(total, np.int32), decisions=[0] * players,
+                  act_seconds=[0.0] * players, cpu_seconds=0.0)
     bar = progress_bar(total, "arena", "game") if progress else None
 
     def moved(done: int) -> None:
@@ -429,27 +452,16 @@ def run_arena(agents, players: int, games: int, seed: int = 0, *, rules: Rules |
         for k, out in pool.run(_play_shard, jobs, progress=moved if bar is not None else None):
             lo = k * shard
             hi = lo + len(jobs[k].rotation)
-            ranks[lo:hi], scores[lo:hi] = out["ranks"], out["scores"]
-            truncated[lo:hi], turns[lo:hi] = out["truncated"], out["turns"]
+            for name in ("ranks", "scores", "truncated", "turns"):
+                played[name][lo:hi] = out[name]
             for i in range(players):
-                decisions[i] += out["decisions"][i]
-                act_seconds[i] += out["act_seconds"][i]
-            cpu_seconds += out["cpu_seconds"]
+                played["decisions"][i] += out["decisions"][i]
+                played["act_seconds"][i] += out["act_seconds"][i]
+            played["cpu_seconds"] += out["cpu_seconds"]
     finally:
         if bar is not None:
             bar.close()
-        if owned:
-            pool.close()
-    wall = time.perf_counter() - start
-    # With workers: what the scaling figures need (docs/distributed.md). CPU seconds over
-    # the wall time is how many cores the shards kept busy, whatever else the machine ran.
-    extra = {"shards": len(jobs), "shard_cpu_seconds": cpu_seconds} if pool.sharded else {}
-    if not pool.local:
-        extra["ray_startup_seconds"] = pool.startup_seconds
-    return ArenaResult(names=names, players=players, seed=seed, ranks=ranks, scores=scores,
-                       truncated=truncated, turns=turns, decisions=decisions, act_seconds=act_seconds,
-                       wall_seconds=wall, rounds=rules.rounds, turn_cap=rules.turn_cap, rated=bool(rate),
-                       extra=extra, batch_games=min(shard, total))
+    return played
 
 
 @dataclass

@@ -142,32 +142,10 @@ def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = inp
         print(text, file=out, flush=True)
 
     try:
-        args = _parse_args(argv)
-        if not 0 <= args.seat < args.players:
-            raise ValueError(f"--seat must be in 0..{args.players - 1}, got {args.seat}")
-        names = split_names(args.opponents)
-        if len(names) == 1:
-            names *= args.players - 1
-        if len(names) != args.players - 1:
-            raise ValueError(
-                f"--opponents needs 1 or {args.players - 1} names for {args.players} players, got {len(names)}"
-            )
-        if args.save is not None:  # checked now, not after a whole game
-            folder = os.path.dirname(os.path.abspath(args.save))
-            if os.path.isdir(args.save):
-                raise ValueError(f"--save {args.save}: is a folder, not a file")
-            if not os.path.isdir(folder):
-                raise ValueError(f"--save {args.save}: no such folder {folder}")
-        rules = Rules(num_players=args.players, rounds=args.rounds)
-        seeds = np.random.SeedSequence(args.seed).spawn(len(names) + 1)
-        bots = []
-        for spec, child in zip(names, seeds[1:]):
-            # e.g. search[determinizations=8]; an outside bot plays trial positions first
-            bots.append(build_agent(spec, seed=int(child.generate_state(1)[0]), check_players=args.players))
+        args, names, rules, bots, seeds = _setup(argv)
     except (ValueError, TypeError, ImportError, OSError) as e:  # bad names, arguments, missing weights
         say(f"error: {e}")
         return 2
-
     seat_agents: list[Agent] = list(bots)
     seat_agents.insert(args.seat, _HumanSeat())
     labels = [f"P{i} ({'you' if i == args.seat else names[i - (i > args.seat)]})" for i in range(args.players)]
@@ -179,52 +157,11 @@ def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = inp
     sim, me = recorder.sim, args.seat
     say(f"Startups: {args.players} players, you are P{me}. Seats: " + ", ".join(labels) + ".")
     say(HELP)
-
-    def ask_human() -> int:
-        legal = recorder.legal_actions()
-        say()
-        say(table_text(sim, viewer=me))
-        say(_moves_text(sim, legal))
-        while True:
-            try:
-                text = input_fn("your move> ")
-            except EOFError:
-                raise _Quit from None
-            word = text.strip().lower()
-            if word in QUIT_WORDS:
-                raise _Quit
-            if word in HELP_WORDS:
-                say(HELP)
-                say(_moves_text(sim, legal))
-                continue
-            if word in TABLE_WORDS:
-                say(table_text(sim, viewer=me))
-                say(_moves_text(sim, legal))
-                continue
-            try:
-                return parse_move(text, legal)
-            except ValueError as e:
-                say(f"  ! {e}")
-
     # The bots are seated as everywhere else; the table keeps the game's history (your
     # moves included) for bots that read it (search).
     table = Table(sim, seat_agents, role="seat")
     try:
-        while not recorder.done:
-            seat = int(sim.state.current[0])
-            if seat == me:
-                action = ask_human()
-                say(f"you: {describe_action(sim.state, action, viewer=me, seat_prefix=False)}")
-            else:
-                action = int(table.act()[0])
-                say(f"{labels[seat]}: {describe_action(sim.state, action, viewer=me, seat_prefix=False)}")
-            table.record(np.array([action]))
-            round_before = int(sim.state.round[0])
-            recorder.step(action)
-            if not recorder.done and int(sim.state.round[0]) != round_before:
-                say(
-                    f"--- round {round_before + 1} over; round points: {sim.state.round_points[: args.players, 0].tolist()}"
-                )
+        _play_out(recorder, table, me, labels, args.players, lambda: _ask_human(recorder, me, input_fn, say), say)
     except _Quit:
         say("You left the game.")
         _save(recorder, args.save, say)
@@ -233,7 +170,84 @@ def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = inp
         say("\nInterrupted.")
         _save(recorder, args.save, say)
         return 0
+    _say_result(sim, rules, me, args.players, say)
+    _save(recorder, args.save, say)
+    return 0
 
+
+def _setup(argv):
+    """The command line checked (a ValueError names the problem, before any game), and the
+    opponents built: (args, opponent names, rules, bots, seeds)."""
+    args = _parse_args(argv)
+    if not 0 <= args.seat < args.players:
+        raise ValueError(f"--seat must be in 0..{args.players - 1}, got {args.seat}")
+    names = split_names(args.opponents)
+    if len(names) == 1:
+        names *= args.players - 1
+    if len(names) != args.players - 1:
+        raise ValueError(f"--opponents needs 1 or {args.players - 1} names for {args.players} players, got {len(names)}")
+    if args.save is not None:  # checked now, not after a whole game
+        folder = os.path.dirname(os.path.abspath(args.save))
+        if os.path.isdir(args.save):
+            raise ValueError(f"--save {args.save}: is a folder, not a file")
+        if not os.path.isdir(folder):
+            raise ValueError(f"--save {args.save}: no such folder {folder}")
+    rules = Rules(num_players=args.players, rounds=args.rounds)
+    seeds = np.random.SeedSequence(args.seed).spawn(len(names) + 1)
+    # e.g. search[determinizations=8]; an outside bot plays trial positions first
+    bots = [build_agent(spec, seed=int(child.generate_state(1)[0]), check_players=args.players)
+            for spec, child in zip(names, seeds[1:])]
+    return args, names, rules, bots, seeds
+
+
+def _ask_human(recorder: Recorder, me: int, input_fn: Callable[[str], str], say) -> int:
+    """The human's move, asked until it is a legal one (help and the table on request)."""
+    sim = recorder.sim
+    legal = recorder.legal_actions()
+    say()
+    say(table_text(sim, viewer=me))
+    say(_moves_text(sim, legal))
+    while True:
+        try:
+            text = input_fn("your move> ")
+        except EOFError:
+            raise _Quit from None
+        word = text.strip().lower()
+        if word in QUIT_WORDS:
+            raise _Quit
+        if word in HELP_WORDS:
+            say(HELP)
+            say(_moves_text(sim, legal))
+            continue
+        if word in TABLE_WORDS:
+            say(table_text(sim, viewer=me))
+            say(_moves_text(sim, legal))
+            continue
+        try:
+            return parse_move(text, legal)
+        except ValueError as e:
+            say(f"  ! {e}")
+
+
+def _play_out(recorder: Recorder, table: Table, me: int, labels: list[str], players: int, ask, say) -> None:
+    """Play the game to its end: the human's moves from ``ask()``, the bots' from the table."""
+    sim = recorder.sim
+    while not recorder.done:
+        seat = int(sim.state.current[0])
+        if seat == me:
+            action = ask()
+            say(f"you: {describe_action(sim.state, action, viewer=me, seat_prefix=False)}")
+        else:
+            action = int(table.act()[0])
+            say(f"{labels[seat]}: {describe_action(sim.state, action, viewer=me, seat_prefix=False)}")
+        table.record(np.array([action]))
+        round_before = int(sim.state.round[0])
+        recorder.step(action)
+        if not recorder.done and int(sim.state.round[0]) != round_before:
+            say(f"--- round {round_before + 1} over; round points: {sim.state.round_points[:players, 0].tolist()}")
+
+
+def _say_result(sim: Simulator, rules: Rules, me: int, players: int, say) -> None:
     say()
     say("=== Game over ===")
     say(table_text(sim, viewer=me))
@@ -244,9 +258,7 @@ def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = inp
         result = f"{int(state.round_points[me, 0])} round points (last round: {int(state.scores[me, 0])} points)"
     else:
         result = f"{int(state.scores[me, 0])} points"
-    say(f"You (P{me}) finished {place} of {args.players} with {result}.")
-    _save(recorder, args.save, say)
-    return 0
+    say(f"You (P{me}) finished {place} of {players} with {result}.")
 
 
 def _save(recorder: Recorder, path, say) -> None:

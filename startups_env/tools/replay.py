@@ -352,34 +352,9 @@ def record_game(
     if max_decisions is not None and (not is_int(max_decisions) or max_decisions < 0):
         raise ValueError(f"max_decisions must be None or a non-negative int, got {max_decisions!r}")
     rng = np.random.default_rng(check_seed(seed, generator_ok=True))
-    agents = None
-    if policy is None:
-
-        def play(sim):
-            return int(sim.random_actions(rng=rng)[0])
-    elif callable(policy) and not hasattr(policy, "act"):
-        play = policy
-    else:
-        try:
-            agents = [] if isinstance(policy, str) else list(policy)
-        except TypeError:
-            agents = []
-        if not agents:
-            raise ValueError(
-                f"policy must be None, a callable policy(sim) or a list of per-seat policies, got {policy!r}"
-            )
-        if len(agents) != rules.num_players:
-            raise ValueError(f"{len(agents)} agents for {rules.num_players} seats")
-        # Checked before the game starts. Names are not resolved here (as_policy says how to
-        # build a bot from one): agents live in the separate ``agents`` package, which this
-        # module does not depend on.
-        for seat, agent in enumerate(agents):
-            try:
-                as_policy(agent)
-            except ValueError as err:
-                raise ValueError(f"policy[{seat}]: {err}") from None
-        if players is None:
-            players = [policy_name(a) for a in agents]
+    play, agents = _record_policies(policy, rules, rng)
+    if agents is not None and players is None:
+        players = [policy_name(a) for a in agents]
     recorder = Recorder(rules, seed=rng if decks is None else None, decks=decks, players=players)
     # Per-seat policies are seated as everywhere else (startups_env.table.driver), the game's
     # history kept for those that read it.
@@ -394,6 +369,32 @@ def record_game(
         who = f"policy (decision {len(recorder._log.actions)}, seat {int(sim.state.current[0])} to act)"
         recorder.step(_one_action(play(sim), who))
     return recorder.log
+
+
+def _record_policies(policy, rules: Rules, rng: np.random.Generator):
+    """record_game's ``policy`` checked before the game starts: (play, None) for a callable
+    ``play(sim) -> action`` (uniform random legal moves from ``rng`` for None), or
+    (None, agents) for a list of per-seat policies."""
+    if policy is None:
+        return (lambda sim: int(sim.random_actions(rng=rng)[0])), None
+    if callable(policy) and not hasattr(policy, "act"):
+        return policy, None
+    try:
+        agents = [] if isinstance(policy, str) else list(policy)
+    except TypeError:
+        agents = []
+    if not agents:
+        raise ValueError(f"policy must be None, a callable policy(sim) or a list of per-seat policies, got {policy!r}")
+    if len(agents) != rules.num_players:
+        raise ValueError(f"{len(agents)} agents for {rules.num_players} seats")
+    # Names are not resolved here (as_policy says how to build a bot from one): agents live
+    # in the separate ``agents`` package, which this module does not depend on.
+    for seat, agent in enumerate(agents):
+        try:
+            as_policy(agent)
+        except ValueError as err:
+            raise ValueError(f"policy[{seat}]: {err}") from None
+    return None, agents
 
 
 # ---------------------------------------------------------------------------- replay
