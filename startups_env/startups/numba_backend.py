@@ -120,6 +120,11 @@ class CallSite:
         self.kernel = kernel
         self.entry = None
 
+    def __get__(self, instance, owner):
+        # Read as an attribute of the class using it: once compiled, the entry point itself,
+        # which spares each call a Python frame.
+        return self if self.entry is None else self.entry
+
     def __call__(self, *args):
         if self.entry is not None:
             return self.entry(*args)
@@ -872,7 +877,8 @@ class NumbaBackend:
         """Apply the checked actions ``a`` (intp[B]): every action's legality is checked
         before any game changes; the kernels write the next mask as they step."""
         rows = self.legal_rows()
-        a = np.ascontiguousarray(a)  # (the kernels' call sites take contiguous arrays: see CallSite)
+        if not a.flags.c_contiguous:  # (the kernels' call sites take contiguous arrays: see CallSite)
+            a = np.ascontiguousarray(a)
         active = self._all_active if active is None else np.ascontiguousarray(active)
         s = self.state
         record = self.record
@@ -899,12 +905,15 @@ class NumbaBackend:
     def _end_rounds(self, ended: np.ndarray, legal: np.ndarray) -> StepResult:
         """The simulator's end of the ``ended`` rounds, then their masks into ``legal``
         (unless :meth:`end_and_deal` wrote them), which becomes the kept mask."""
+        if not ended.size:
+            self._cache(legal)
+            return self.sim.end_rounds(ended)
         self._next_mask, self._ended_masked = legal, False
         try:
             result = self.sim.end_rounds(ended)
         finally:
             self._next_mask = None
-        if ended.size and not self._ended_masked:  # scored, maybe re-dealt: their masks follow from the state now
+        if not self._ended_masked:  # scored, maybe re-dealt: their masks follow from the state now
             self._legal_columns(ended, legal, self.record)
         self._cache(legal)
         return result
