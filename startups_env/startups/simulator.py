@@ -192,17 +192,20 @@ class Simulator:
         first = checked[:, 0, :] if checked is not None else shuffled_decks(self.rng, b)
         self.engine.deal(self._arange, first, np.zeros(b, np.int8))
 
-    def _validate_num_players(self, num_players) -> np.ndarray:
+    def _validate_num_players(self, num_players, count: int | None = None) -> np.ndarray:
+        """int8[count] table sizes from ``num_players`` (an int or int[count]; None: the
+        rules' size), checked; ``count`` defaults to the batch size."""
+        count = self.batch_size if count is None else count
         if num_players is None:
-            return np.full(self.batch_size, self.rules.num_players, np.int8)
+            return np.full(count, self.rules.num_players, np.int8)
         arr = np.asarray(num_players)
         if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer) or arr.ndim > 1 or (
-            arr.ndim == 1 and arr.shape[0] != self.batch_size
+            arr.ndim == 1 and arr.shape[0] != count
         ):
-            raise ValueError(f"num_players must be an int or an int array of shape [{self.batch_size}], got {num_players!r}")
+            raise ValueError(f"num_players must be an int or an int array of shape [{count}], got {num_players!r}")
         if ((arr < MIN_PLAYERS) | (arr > MAX_PLAYERS)).any():
             raise ValueError(f"num_players must be between {MIN_PLAYERS} and {MAX_PLAYERS}, got {np.unique(arr).tolist()}")
-        return np.broadcast_to(arr, (self.batch_size,)).astype(np.int8)
+        return np.broadcast_to(arr, (count,)).astype(np.int8)
 
     @property
     def current_player(self) -> np.ndarray:
@@ -441,14 +444,7 @@ class Simulator:
             raise ValueError(f"games must be distinct indices in [0, {self.batch_size}), got {idx[:10].tolist()}")
         idx = idx.astype(np.intp)
         if num_players is not None:
-            arr = np.asarray(num_players)
-            if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer) or arr.ndim > 1 or (
-                arr.ndim == 1 and arr.shape[0] != idx.size
-            ):
-                raise ValueError(f"num_players must be an int or an int array of shape [{idx.size}], got {num_players!r}")
-            if ((arr < MIN_PLAYERS) | (arr > MAX_PLAYERS)).any():
-                raise ValueError(f"num_players must be between {MIN_PLAYERS} and {MAX_PLAYERS}, got {np.unique(arr).tolist()}")
-            self.state.num_players[idx] = arr
+            self.state.num_players[idx] = self._validate_num_players(num_players, idx.size)
         if idx.size:
             self._auto_reset(idx)
 
