@@ -37,13 +37,20 @@ from functools import lru_cache
 import numba
 import numpy as np
 
+from startups_env.startups import numba_backend as kernels
 from startups_env.startups import queries
+from startups_env.startups.numba_backend import arrays, card_coins, takes_chip
+from startups_env.startups.rules import (
+    COMPANY_SIZES,
+    HAND_SIZE,
+    MAX_PLAYERS,
+    NUM_ACTIONS,
+    NUM_COMPANIES,
+    PUT_PHASE,
+    Action,
+)
 from startups_env.startups.simulator import Simulator
 from startups_env.startups.state import State
-from startups_env.startups import numba_backend as kernels
-from startups_env.startups.numba_backend import arrays, card_coins, takes_chip
-from startups_env.startups.rules import (COMPANY_SIZES, HAND_SIZE, MAX_PLAYERS, NUM_ACTIONS, NUM_COMPANIES,
-                                PUT_PHASE, Action)
 
 from . import greedy
 from .greedy import GreedyParams
@@ -128,7 +135,7 @@ def _public_counts(s, g, n):
 
 @_jit
 def _unseen_of(unseen, c):
-    """Company c's count in the packed unseen counts of :func:`_scores`."""
+    """Company c's count in the packed unseen counts of :func:`_unseen_counts`."""
     return ((unseen >> (_UNSEEN_BITS * c)) & (2 * _UNSEEN_BIAS - 1)) - _UNSEEN_BIAS
 
 
@@ -139,7 +146,7 @@ def _rivals(s, g, seat, n, c, odds, hidden_hands):
     collects), and the most cards any rival shows (portfolio and known hand cards; int).
     A rival is expected to hold what it shows plus its hidden hand cards spread like the
     unseen mix (``odds``: the chance that an unseen card is of company c; ``hidden_hands``:
-    their counts by seat, packed as in :func:`_scores`)."""
+    their counts by seat, packed by :func:`_public_counts`)."""
     best, total, shown = _F32(0.0), _F32(0.0), 0
     for r in range(1, n):
         p = _seat_after(seat, r, n)
@@ -213,100 +220,188 @@ def greedy_scores_game(s, g, params, out):
 def _scores(s, g, hands, hand_row, hand_column, params, out):
     """greedy_scores_game, with the hand of the player to act read from ``hands[hand_row, :,
     hand_column]`` (int[R, C, K]) instead of its row of ``s.hand``."""
-    spread, spread_per_card, draw_bonus, commit_weight, hide_penalty, chip_value, feed_penalty = params
+    outlook = _outlook(s, g, hands, hand_row, hand_column, params)
+    # A put-down values the hand as it is; a take values each card it may gain, and so needs
+    # every company's values before it can score any take.
+    if s.phase[g] == PUT_PHASE:
+        _put_down_scores(s, g, hands, hand_row, hand_column, params, outlook, out)
+    else:
+        _take_scores(s, g, hands, hand_row, hand_column, params, outlook, out)
+
+
+@_inline
+def _outlook(s, g, hands, hand_row, hand_column, params):
+    """What every company's values share, for the player to act in game g, holding
+    ``hands[hand_row, :, hand_column]``: (seat, n, scale, a, step, unseen, per_unseen,
+    hidden_hands): its seat and the table's size; the margin's scale, tie line and one
+    card's step (:func:`_margin_scale`); the cards it cannot see (:func:`_unseen_counts`);
+    the other hands' hidden cards (:func:`_public_counts`)."""
     seat, n = int(s.current[g]), int(s.num_players[g])  # (Python ints where the source runs uncompiled)
-    put = s.phase[g] == PUT_PHASE
-    barred = s.barred[g]
-    # The logistic's spread shrinks as the pile runs out (pile cards still to reach each player).
-    future_cards = _F32(pile_left(s.pile_pos[g])) / max(_F32(n), _F32(1.0))
-    scale = np.sqrt(_F32(spread * spread) + _F32(spread_per_card) * future_cards)
-    a = _F32(np.exp(np.float64(_F32(0.5) / scale)))  # half a card of margin: the tie line
-    step = np.float64(a) * np.float64(a)  # exp(1 / scale): one card more of margin
+    scale, a, step = _margin_scale(s.pile_pos[g], n, params)
     # (Per-company and per-seat counts packed into integers: kept in registers, where arrays
     # would be allocated on every call.)
     public, hidden_hands = _public_counts(s, g, n)
-    unseen, unseen_total = 0, 0  # the cards I cannot see, by company (queries.unseen)
+    unseen, per_unseen = _unseen_counts(s, g, seat, public, hands, hand_row, hand_column)
+    return seat, n, scale, a, step, unseen, per_unseen, hidden_hands
+
+
+@_jit
+def _margin_scale(pile_pos, n, params):
+    """(scale, a, step) of the logistic that turns a margin in cards into the chance of a
+    lead, at a table of n with the pile at ``pile_pos``: its scale (float32), which shrinks
+    as the pile runs out (pile cards still to reach each player); a = exp(0.5 / scale),
+    half a card of margin: the tie line (float32); step = exp(1 / scale), the factor of
+    one card more of margin (float64)."""
+    spread, spread_per_card = params[0], params[1]
+    future_cards = _F32(pile_left(pile_pos)) / max(_F32(n), _F32(1.0))
+    scale = np.sqrt(_F32(spread * spread) + _F32(spread_per_card) * future_cards)
+    a = _F32(np.exp(np.float64(_F32(0.5) / scale)))
+    return scale, a, np.float64(a) * np.float64(a)
+
+
+@_inline
+def _unseen_counts(s, g, seat, public, hands, hand_row, hand_column):
+    """(unseen, per_unseen): the cards ``seat`` cannot see in game g by company
+    (queries.unseen, with its hand read from ``hands``; ``public`` as packed by
+    :func:`_public_counts`), packed as :func:`_unseen_of` reads them, and their total as a
+    float32 of at least 1, the odds' denominator."""
+    unseen, unseen_total = 0, 0
     for c in range(C):
         count = unseen_count(_SIZES[c], (public >> (_PUBLIC_BITS * c)) & _PUBLIC_MASK, hands[hand_row, c, hand_column],
                              s.known[seat, c, g], s.market_count[c, g])
         unseen_total += count
         unseen |= (int(count) + _UNSEEN_BIAS) << (_UNSEEN_BITS * c)
-    per_unseen = max(_F32(unseen_total), _F32(1.0))
+    return unseen, max(_F32(unseen_total), _F32(1.0))
 
-    # Every company: its put-downs with the hand as it is (the scores of the put-down phase);
-    # in the take phase, what a take of it is worth once gained.
-    first_keep, top_keep, second_keep = -np.inf, 0, -np.inf  # (np.argmax: the first of equals)
-    first_market, top_market, second_market = _F32(-np.inf), 0, _F32(-np.inf)
-    flags = 0  # reveals and wins_chip of each company (take phase)
+
+@_inline
+def _company_now(s, g, c, in_hand, outlook, params):
+    """Company c in game g for the player to act, holding ``in_hand`` of its cards (seen as
+    :func:`_outlook` says): (e, holdings, total, v_now, keep, market, reveals, wins_chip):
+    the exp of its margin over the best rival (:func:`_exp_margin`), its cards in hand and
+    portfolio (float32), the rivals' expected cards together (float32), the company's
+    value now (:func:`_value`); the values of laying one of its cards face up (``keep``,
+    float64) and into the market (``market``, float32), -inf with none in hand, and the
+    market also where c is barred; whether a face-up card would make a hidden lead public
+    (``reveals``) and win the anti-monopoly chip (``wins_chip``)."""
+    seat, n, scale, a, step, unseen, per_unseen, hidden_hands = outlook
+    held = in_hand > 0
+    odds = _F32(_unseen_of(unseen, c)) / per_unseen
+    best, total, rivals_shown = _rivals(s, g, seat, n, c, odds, hidden_hands)
+    holdings = _F32(in_hand) + _F32(s.portfolio[seat, c, g])
+    mine_shown = s.portfolio[seat, c, g] + s.known[seat, c, g]
+    reveals = mine_shown <= rivals_shown and mine_shown + 1 > rivals_shown
+    chip = s.chip[c, g]
+    # (The holder's absolute seat, -1 none, as kernels.put_down passes it: a relative seat
+    # costs an integer division.)
+    wins_chip = (takes_chip(chip, s.portfolio[seat, c, g] + 1, s.portfolio[chip if chip >= 0 else seat, c, g])
+                 and chip != seat)  # (holding it already: no win)
+    e = _exp_margin(holdings, best, scale)
+    v_now, lead = _value(e, holdings, total, a)
+    keep = _keep_value(lead, reveals, wins_chip, params) if held else -np.inf
+    market = _F32(-np.inf)
+    if held and c != s.barred[g]:  # (computed only where the value is used)
+        v_less, _ = _value(e / step, holdings - _F32(1.0), total, a)
+        market = _market_value(lead, v_now, v_less, params)
+    return e, holdings, total, v_now, keep, market, reveals, wins_chip
+
+
+@_inline
+def _put_down_scores(s, g, hands, hand_row, hand_column, params, outlook, out):
+    """Write the scores of a put-down into ``out``: laying each hand card face up (KEEP)
+    or into the market (MARKET) with the hand as it is; -inf for the companies with no
+    card in hand, the market of the barred company, and every take and the draw."""
     for c in range(C):
-        held = hands[hand_row, c, hand_column] > 0
-        if put and not held:  # (nothing to put down: skip the company's values)
-            out[KEEP + c] = -np.inf
-            out[MARKET + c] = -np.inf
-            continue
-        odds = _F32(_unseen_of(unseen, c)) / per_unseen
-        best, total, rivals_shown = _rivals(s, g, seat, n, c, odds, hidden_hands)
-        holdings = _F32(hands[hand_row, c, hand_column]) + _F32(s.portfolio[seat, c, g])
-        mine_shown = s.portfolio[seat, c, g] + s.known[seat, c, g]
-        reveals = mine_shown <= rivals_shown and mine_shown + 1 > rivals_shown  # a hidden lead made public
-        chip = s.chip[c, g]
-        # (The holder's absolute seat, -1 none, as kernels.put_down passes it: a relative seat
-        # costs an integer division.)
-        wins_chip = (takes_chip(chip, s.portfolio[seat, c, g] + 1, s.portfolio[chip if chip >= 0 else seat, c, g])
-                     and chip != seat)  # (holding it already: no win)
-        e = _exp_margin(holdings, best, scale)
-        v_now, lead = _value(e, holdings, total, a)
-        keep = _keep_value(lead, reveals, wins_chip, params) if held else -np.inf
-        market = _F32(-np.inf)
-        if held and c != barred:  # (computed only where the value is used)
-            v_less, _ = _value(e / step, holdings - _F32(1.0), total, a)
-            market = _market_value(lead, v_now, v_less, params)
-        if put:
+        in_hand = hands[hand_row, c, hand_column]
+        if in_hand > 0:
+            _, _, _, _, keep, market, _, _ = _company_now(s, g, c, in_hand, outlook, params)
             out[KEEP + c] = _F32(keep)
             out[MARKET + c] = market
-            continue
-        if keep > first_keep:
-            first_keep, top_keep, second_keep = keep, c, first_keep
-        elif keep > second_keep:
-            second_keep = keep
-        if market > first_market:
-            first_market, top_market, second_market = market, c, first_market
-        elif market > second_market:
-            second_market = market
-        # Gained by a take, the card counts one higher. (out holds these until the loop below.)
+        else:
+            out[KEEP + c] = -np.inf
+            out[MARKET + c] = -np.inf
+    for action in range(KEEP):
+        out[action] = -np.inf
+
+
+@_inline
+def _take_scores(s, g, hands, hand_row, hand_column, params, outlook, out):
+    """Write the scores of a take into ``out``: each take (TAKE) and the draw (DRAW), each
+    valued with the best put-down that follows it (:func:`_take_and_draw_values`); -inf
+    for the put-downs."""
+    seat, n, scale, a, step, unseen, per_unseen, hidden_hands = outlook
+    # The two best put-downs of the hand as it is, face up and into the market: a take of
+    # the best's own company is followed by the second best of the others.
+    keeps = (-np.inf, 0, -np.inf)  # (first, its company, second)
+    markets = (_F32(-np.inf), 0, _F32(-np.inf))
+    flags = 0  # reveals and wins_chip of each company
+    for c in range(C):
+        e, holdings, total, v_now, keep, market, reveals, wins_chip = _company_now(
+            s, g, c, hands[hand_row, c, hand_column], outlook, params)
+        keeps = _best_two(keeps, keep, c)
+        markets = _best_two(markets, market, c)
+        # Gained by a take, the card counts one higher. (out holds these terms until
+        # _take_and_draw_values reads them: arrays here would be allocated on every call.)
         v_more, lead_more = _value(e * step, holdings + _F32(1.0), total, a)
         out[TAKE + c] = v_more - v_now  # the value of one more card of company c
         out[KEEP + c] = lead_more
         out[MARKET + c] = _market_value(lead_more, v_more, v_now, params)  # the gained card into the market
         flags |= (1 if reveals else 0) << (2 * c) | (1 if wins_chip else 0) << (2 * c + 1)
-    if put:
-        for action in range(KEEP):
-            out[action] = -np.inf
-        return
+    _take_and_draw_values(s, g, outlook, params, keeps, markets, flags, out)
 
-    # Each take option gains a card of company c, then the best put-down follows: of another
-    # hand card (values as now) or of the gained card itself (one card higher). Nothing is
-    # barred before the take, and taking c from the market bars c.
+
+@_jit
+def _best_two(best, value, c):
+    """``best``, (first, its company, second) of the values before company c's, updated
+    with ``value``; the first of equal values stays first (np.argmax)."""
+    first, top, second = best
+    if value > first:
+        return value, c, first
+    if value > second:
+        return first, top, value
+    return best
+
+
+@_inline
+def _take_and_draw_values(s, g, outlook, params, keeps, markets, flags, out):
+    """Turn the terms :func:`_take_scores` left in ``out`` (per company: the value of one
+    more card, its chance of the lead and the value of putting it into the market) and
+    ``flags`` into the scores of the takes and the draw; -inf for the put-downs. A take of
+    c collects the coins on its oldest market card; a draw is an average over the unseen
+    mix, less the coins it lays on the market (kernels.draw_cost). Each is followed by the
+    best put-down (:func:`_best_put_downs`). Nothing is barred before the take."""
+    seat, n, scale, a, step, unseen, per_unseen, hidden_hands = outlook
     draw_value = 0.0
     for c in range(C):
         gain, lead_more, market_gained = out[TAKE + c], out[KEEP + c], out[MARKET + c]
         keep_gained = _keep_value(lead_more, (flags >> (2 * c)) & 1 == 1, (flags >> (2 * c + 1)) & 1 == 1, params)
-        keep_other = second_keep if c == top_keep else first_keep
-        market_other = second_market if c == top_market else first_market
-        best_keep = keep_other if keep_other >= keep_gained else keep_gained  # (np.maximum)
-        best_put_taken = best_keep if best_keep >= market_other else np.float64(market_other)
-        best_put = best_put_taken if best_put_taken >= market_gained else np.float64(market_gained)  # after a draw
+        best_put_taken, best_put_drawn = _best_put_downs(c, keep_gained, market_gained, keeps, markets)
         count = s.market_count[c, g]
         coins = card_coins(s.market_paid[c, g], s.market_stamp[c, s.market_head[c, g], g]) if count > 0 else 0
         out[TAKE + c] = _F32(np.float64(gain + _F32(coins)) + best_put_taken)
-        # The draw: an average over the unseen mix, less the coins it lays on the market
-        # (below: kernels.draw_cost).
-        term = np.float64(_F32(_unseen_of(unseen, c)) / per_unseen) * (np.float64(gain) + best_put)
+        term = np.float64(_F32(_unseen_of(unseen, c)) / per_unseen) * (np.float64(gain) + best_put_drawn)
         draw_value = term if c == 0 else draw_value + term
         out[KEEP + c] = -np.inf
         out[MARKET + c] = -np.inf
     draw_cost = kernels.draw_cost(g, seat, s)
-    out[DRAW] = _F32(draw_value - np.float64(_F32(draw_cost)) + draw_bonus)
+    out[DRAW] = _F32(draw_value - np.float64(_F32(draw_cost)) + params[2])  # (params[2]: draw_bonus)
+
+
+@_jit
+def _best_put_downs(c, keep_gained, market_gained, keeps, markets):
+    """(after a take, after a draw), float64: the value of the best put-down once a card of
+    company c is gained: of another company's hand card, valued as now (``keeps`` and
+    ``markets`` as :func:`_take_scores` ranks them), or of the gained card itself, valued
+    one card higher: face up (``keep_gained``) or, after a draw only, into the market
+    (``market_gained``: taking c from the market bars c)."""
+    first_keep, top_keep, second_keep = keeps
+    first_market, top_market, second_market = markets
+    keep_other = second_keep if c == top_keep else first_keep
+    market_other = second_market if c == top_market else first_market
+    best_keep = keep_other if keep_other >= keep_gained else keep_gained  # (np.maximum)
+    best_put_taken = best_keep if best_keep >= market_other else np.float64(market_other)
+    best_put_drawn = best_put_taken if best_put_taken >= market_gained else np.float64(market_gained)
+    return best_put_taken, best_put_drawn
 
 
 @_inline

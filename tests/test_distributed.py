@@ -14,11 +14,11 @@ import time
 
 import numpy as np
 import pytest
-
 from startups_env.agents.arena import main as arena_main
 from startups_env.agents.arena import run_arena
 from startups_env.agents.ladder import run_ladder
-from startups_env.tools.distributed import ClusterError, Workers, check_reachable
+
+from startups_env.tools.distributed import ClusterError, Workers, check_reachable, shard_threads
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -90,6 +90,8 @@ def test_bad_worker_arguments_are_value_errors():
     for bad in (0, -1, 1.5, "2"):
         with pytest.raises(ValueError, match="workers must be"):
             Workers(bad)
+        with pytest.raises(ValueError, match="threads_per_worker"):
+            Workers(2, threads_per_worker=bad)
     with pytest.raises(ValueError, match="ray address"):
         Workers(2, "  ")
     with pytest.raises(ValueError, match="agent specs"):
@@ -160,6 +162,38 @@ def test_workers_give_the_table_of_one_process(ray_pool):
     same_games(local, run_arena(SPECS, 3, 45, seed=4, batch_size=10, workers=ray_pool))
     # An int count with Ray already running uses that instance (and leaves it running).
     same_games(local, run_arena(SPECS, 3, 45, seed=4, batch_size=10, workers=2))
+
+
+def test_each_worker_runs_on_the_threads_ray_reserved_for_it(ray_pool):
+    """A shard on a Ray worker runs numba's kernels and torch on the CPUs Ray reserved for
+    it: one by default, where it used to run numba's threads on every core, so that two
+    workers on two cores ran four threads."""
+    numba = pytest.importorskip("numba")
+    pytest.importorskip("torch")
+
+    def threads(job, report):  # (a local function: Ray ships it by value to the workers)
+        import numba
+        import torch  # imported after the worker set its threads, or before, by the first shard
+        return numba.get_num_threads(), torch.get_num_threads()
+
+    assert [out for _, out in ray_pool.run(threads, range(4))] == [(1, 1)] * 4
+    two = min(2, numba.config.NUMBA_NUM_THREADS)  # numba's pool is the machine's cores
+    assert [out for _, out in Workers(2, threads_per_worker=2).run(threads, range(2))] == [(two, two)] * 2
+    with pytest.raises(ClusterError, match="threads_per_worker=3.*largest machine of the Ray instance has 2 CPUs"):
+        Workers(2, threads_per_worker=3).start()
+    # The fixture started its instance of 2 CPUs: a run of one shard gets both, or one
+    # process on numba's threads would beat it.
+    assert [out for _, out in ray_pool.run(threads, range(1))] == [(two, two)], "the instance is left running"
+
+
+def test_a_run_of_fewer_shards_than_local_cpus_shares_them():
+    assert shard_threads(1, 4, 1) == 4
+    assert shard_threads(1, 4, 2) == 2
+    assert shard_threads(1, 4, 3) == 1
+    assert shard_threads(1, 4, 9) == 1
+    assert shard_threads(2, 8, 3) == 2
+    assert shard_threads(2, 8, 1) == 8
+    assert shard_threads(1, None, 1) == 1, "a cluster's machines are unknown: one shard may not fit on one"
 
 
 def test_the_ladder_is_the_same_on_workers(ray_pool):

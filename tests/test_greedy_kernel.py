@@ -6,7 +6,6 @@ from dataclasses import fields, replace
 
 import numpy as np
 import pytest
-
 from helpers import run_uncompiled
 
 pytest.importorskip("numba")
@@ -16,10 +15,11 @@ from startups_env.agents.features import state_features  # noqa: E402
 from startups_env.agents.greedy import MIN_SPREAD, GreedyParams, best_legal, greedy_actions, greedy_scores  # noqa: E402
 from startups_env.agents.search import determinize, put_down_log_likelihood, search_backend  # noqa: E402
 from startups_env.agents.search.inference import decision_log_prob  # noqa: E402
-from startups_env.startups.simulator import Simulator  # noqa: E402
-from startups_env.startups.state import State, public_state  # noqa: E402
+
 from startups_env.startups.history import History  # noqa: E402
 from startups_env.startups.rules import DECK_SIZE, MAX_PLAYERS, MIN_PLAYERS, Rules  # noqa: E402
+from startups_env.startups.simulator import Simulator  # noqa: E402
+from startups_env.startups.state import State, public_state  # noqa: E402
 
 # Weights far from the defaults: negative penalties (a weight times 0 is -0.0 there), a
 # narrow spread (logistics near 0 and 1, exps clipped), a bonus that makes draws lose.

@@ -26,12 +26,12 @@ import functools
 
 import numpy as np
 
-from startups_env.startups import queries
-from startups_env.startups.queries import SLOTS
-from startups_env.startups.state import State
-from startups_env.startups.numpy_backend import company_payouts
 from startups_env.checks import is_int
+from startups_env.startups import queries
+from startups_env.startups.numpy_backend import company_payouts
+from startups_env.startups.queries import SLOTS
 from startups_env.startups.rules import COMPANY_NAMES, COMPANY_SIZES, NUM_COMPANIES, PHASE_NAMES
+from startups_env.startups.state import State
 
 C = NUM_COMPANIES
 RGB_HEIGHT, RGB_WIDTH = 560, 880
@@ -312,6 +312,18 @@ def _text_on(color) -> tuple[int, int, int]:
     return (0, 0, 0) if 0.299 * r + 0.587 * g + 0.114 * b > 140 else (255, 255, 255)
 
 
+# The picture's layout, in pixels. Font sizes:
+_SMALL, _MID, _BIG = 12, 14, 17
+# The market: one column per company below the title bar, at most _MAX_SHOWN cards drawn
+# in each (a "+N more" line says how many are not).
+_MARKET_TOP, _COLUMN_W, _CARD_H, _MAX_SHOWN = 38, RGB_WIDTH // C, 15, 8
+# A seat's row: label | coins | hand | one portfolio cell per company | result.
+_LABEL_W, _COINS_W, _HAND_W, _CELL_W = 70, 70, 220, 62
+_HAND_X = _LABEL_W + _COINS_W
+_PORTFOLIO_X = _HAND_X + _HAND_W
+_RESULT_X = _PORTFOLIO_X + C * _CELL_W + 8
+
+
 def table_rgb(state, game: int = 0, viewer: int | None = None) -> np.ndarray:
     """The table of game ``game`` as an image: ``uint8[RGB_HEIGHT, RGB_WIDTH, 3]``.
 
@@ -326,96 +338,122 @@ def table_rgb(state, game: int = 0, viewer: int | None = None) -> np.ndarray:
     except ImportError as e:  # Pillow is an optional dependency of the library
         raise ImportError("table_rgb needs Pillow: pip install pillow") from e
     s, game, viewer = _check(state, game, viewer)
-    n, cur, done = int(s.num_players[game]), int(s.current[game]), bool(s.done[game])
-    round_game = _round_game(s, game, n)
     img = Image.new("RGB", (RGB_WIDTH, RGB_HEIGHT), (246, 244, 238))
     d = ImageDraw.Draw(img)
-    small, mid, big = 12, 14, 17  # font sizes
-
     d.rectangle([0, 0, RGB_WIDTH, 30], fill=(40, 48, 64))
     title = _status(s, game, viewer) + (f" | you are P{viewer}" if viewer is not None else "")
-    _text(img, (10, 7), title, (255, 255, 255), mid)
+    _text(img, (10, 7), title, (255, 255, 255), _MID)
+    market_bottom = _draw_market(img, d, s, game)
+    _draw_seats(img, d, s, game, viewer, market_bottom)
+    return np.asarray(img, dtype=np.uint8)
 
-    # Market: a column per company.
+
+def _draw_market(img, d, s: State, game: int) -> int:
+    """Draw the market's columns and the key line under them on ``img`` (``d`` draws on
+    it); returns the y of the rule that ends the market, where the seats' rows begin."""
     cards = market_cards(s, game)
-    col_w, top = RGB_WIDTH // C, 38
-    card_w, card_h, max_shown = col_w - 36, 15, 8
     for c in range(C):
-        x = c * col_w + 18
-        color = COMPANY_COLORS[c]
-        holder = int(s.chip[c, game])
-        _text(img, (x, top), f"{COMPANY_NAMES[c]} ({COMPANY_SIZES[c]})", (20, 20, 20), mid)
-        _text(img, (x, top + 18), "chip: " + (f"P{holder}" if holder >= 0 else "-"), (70, 70, 70), small)
-        for i, coins in enumerate(cards[c][:max_shown]):
-            y = top + 38 + i * (card_h + 3)
-            d.rounded_rectangle([x, y, x + card_w, y + card_h], radius=3, fill=color, outline=(30, 30, 30))
-            _text(img, (x + 6, y + 1), f"{coins} coin" + ("s" if coins != 1 else ""), _text_on(color), small)
-        if len(cards[c]) > max_shown:
-            _text(
-                img, (x, top + 38 + max_shown * (card_h + 3)), f"+{len(cards[c]) - max_shown} more", (20, 20, 20), small
-            )
-        if not cards[c]:
-            _text(img, (x, top + 40), "market empty", (150, 150, 150), small)
-    market_bottom = top + 38 + (max_shown + 1) * (card_h + 3) + 2
+        _draw_market_column(img, d, c, cards[c], int(s.chip[c, game]))
+    # The bottom is fixed, as if every column showed its most cards and a "+N more"
+    # line: the seats' rows stay in place from frame to frame of a replay.
+    market_bottom = _MARKET_TOP + 38 + (_MAX_SHOWN + 1) * (_CARD_H + 3) + 2
     d.line([0, market_bottom, RGB_WIDTH, market_bottom], fill=(180, 180, 180), width=1)
     _text(
         img,
         (10, market_bottom - 16),
         "market cards carry coins (richest first) | M: anti-monopoly chip | highlighted row: seat to act",
         (110, 110, 110),
-        small,
+        _SMALL,
     )
+    return market_bottom
 
-    # Seats: label | coins | hand | portfolio per company | result.
-    row_h = (RGB_HEIGHT - market_bottom - 8) // 7
-    label_w, coins_w, hand_w, cell_w = 70, 70, 220, 62
-    port_x = label_w + coins_w + hand_w
-    result_x = port_x + C * cell_w + 8
+
+def _draw_market_column(img, d, c: int, coins_on_cards: list[int], holder: int) -> None:
+    """Company c's column of the market: its name and size, who holds its chip (``holder``,
+    or -1 for no one), and its market cards with the coins on each, richest first."""
+    x, top = c * _COLUMN_W + 18, _MARKET_TOP
+    color, card_w = COMPANY_COLORS[c], _COLUMN_W - 36
+    _text(img, (x, top), f"{COMPANY_NAMES[c]} ({COMPANY_SIZES[c]})", (20, 20, 20), _MID)
+    _text(img, (x, top + 18), "chip: " + (f"P{holder}" if holder >= 0 else "-"), (70, 70, 70), _SMALL)
+    for i, coins in enumerate(coins_on_cards[:_MAX_SHOWN]):
+        y = top + 38 + i * (_CARD_H + 3)
+        d.rounded_rectangle([x, y, x + card_w, y + _CARD_H], radius=3, fill=color, outline=(30, 30, 30))
+        _text(img, (x + 6, y + 1), f"{coins} coin" + ("s" if coins != 1 else ""), _text_on(color), _SMALL)
+    if len(coins_on_cards) > _MAX_SHOWN:
+        _text(img, (x, top + 38 + _MAX_SHOWN * (_CARD_H + 3)), f"+{len(coins_on_cards) - _MAX_SHOWN} more",
+              (20, 20, 20), _SMALL)
+    if not coins_on_cards:
+        _text(img, (x, top + 40), "market empty", (150, 150, 150), _SMALL)
+
+
+def _draw_seats(img, d, s: State, game: int, viewer: int | None, market_bottom: int) -> None:
+    """The companies' heading of the portfolio cells, then one row per seat below
+    ``market_bottom``: label, coins, hand, portfolio and result. The seat to act is
+    highlighted while the game runs."""
+    n, cur, done = int(s.num_players[game]), int(s.current[game]), bool(s.done[game])
+    round_game = _round_game(s, game, n)
+    row_h = (RGB_HEIGHT - market_bottom - 8) // 7  # the height of 7 seats, whatever the table's size
     for c in range(C):
-        _text(img, (port_x + c * cell_w + 4, market_bottom + 3), COMPANY_NAMES[c][:8], (90, 90, 90), small)
+        _text(img, (_PORTFOLIO_X + c * _CELL_W + 4, market_bottom + 3), COMPANY_NAMES[c][:8], (90, 90, 90), _SMALL)
     for i in range(n):
         y = market_bottom + 20 + i * row_h
         if i == cur and not done:
             d.rectangle([0, y - 2, RGB_WIDTH, y + row_h - 4], fill=(255, 236, 180))
         label = f"P{i}" + (" you" if i == viewer else "")
-        _text(img, (8, y + 6), label, (0, 0, 0), big)
-        _text(img, (label_w, y + 8), f"{int(s.coins[i, game])} coins", (40, 40, 40), mid)
-        hand = s.hand[i, :, game]
-        hx = label_w + coins_w
-        if viewer is None or viewer == i:
-            for c in range(C):
-                for _ in range(int(hand[c])):
-                    if hx + 14 > port_x - 6:
-                        break
-                    d.rounded_rectangle(
-                        [hx, y + 2, hx + 14, y + 26], radius=2, fill=COMPANY_COLORS[c], outline=(30, 30, 30)
-                    )
-                    _text(img, (hx + 3, y + 7), COMPANY_NAMES[c][0].upper(), _text_on(COMPANY_COLORS[c]), small)
-                    hx += 17
-        else:
-            known = int(s.known[i, :, game].sum())
-            _text(
-                img, (hx, y + 8), f"{int(hand.sum())} cards" + (f", {known} known" if known else ""), (60, 60, 60), mid
-            )
-        for c in range(C):
-            x = port_x + c * cell_w
-            count = int(s.portfolio[i, c, game])
-            if count:
-                color = COMPANY_COLORS[c]
-                d.rounded_rectangle([x + 2, y + 1, x + 40, y + 27], radius=4, fill=color, outline=(30, 30, 30))
-                _text(img, (x + 9, y + 5), str(count), _text_on(color), big)
-            if int(s.chip[c, game]) == i:
-                d.ellipse([x + 43, y + 6, x + 59, y + 22], fill=(250, 250, 250), outline=(0, 0, 0), width=2)
-                _text(img, (x + 47, y + 7), "M", (0, 0, 0), small)
-        points, score = int(s.round_points[i, game]), int(s.scores[i, game])
-        if done:
-            rank = int(s.ranks[i, game])
-            # A round game is ranked by its round points, not by the last round's score.
-            result = f"{points} round pts" if round_game else f"{score} pts"
-            color = (160, 20, 20) if rank == 0 else (20, 20, 20)
-            _text(img, (result_x, y + (3 if round_game else 7)), f"{result} {_ordinal(rank)}", color, mid)
-            if round_game:  # (two lines that fit the 7-player table's last row)
-                _text(img, (result_x, y + 20), f"last round {score} pts", (90, 90, 90), small)
-        elif round_game:
-            _text(img, (result_x, y + 8), f"{points} round pts", (40, 40, 40), mid)
-    return np.asarray(img, dtype=np.uint8)
+        _text(img, (8, y + 6), label, (0, 0, 0), _BIG)
+        _text(img, (_LABEL_W, y + 8), f"{int(s.coins[i, game])} coins", (40, 40, 40), _MID)
+        _draw_hand(img, d, s, game, i, y, shown=viewer is None or viewer == i)
+        _draw_portfolio(img, d, s, game, i, y)
+        _draw_result(img, s, game, i, y, done, round_game)
+
+
+def _draw_hand(img, d, s: State, game: int, seat: int, y: int, shown: bool) -> None:
+    """Seat ``seat``'s hand in its row at ``y``: one small card per card, as many as fit
+    before the portfolio, where ``shown`` (the viewer may see it); otherwise only its size
+    and how many of its cards are publicly known."""
+    hand = s.hand[seat, :, game]
+    if not shown:
+        known = int(s.known[seat, :, game].sum())
+        _text(img, (_HAND_X, y + 8), f"{int(hand.sum())} cards" + (f", {known} known" if known else ""),
+              (60, 60, 60), _MID)
+        return
+    hx = _HAND_X
+    for c in range(C):
+        for _ in range(int(hand[c])):
+            if hx + 14 > _PORTFOLIO_X - 6:
+                break
+            d.rounded_rectangle([hx, y + 2, hx + 14, y + 26], radius=2, fill=COMPANY_COLORS[c], outline=(30, 30, 30))
+            _text(img, (hx + 3, y + 7), COMPANY_NAMES[c][0].upper(), _text_on(COMPANY_COLORS[c]), _SMALL)
+            hx += 17
+
+
+def _draw_portfolio(img, d, s: State, game: int, seat: int, y: int) -> None:
+    """Seat ``seat``'s portfolio in its row at ``y``: per company, a card with the count
+    it holds (none drawn for 0) and an "M" disc where it holds the anti-monopoly chip."""
+    for c in range(C):
+        x = _PORTFOLIO_X + c * _CELL_W
+        count = int(s.portfolio[seat, c, game])
+        if count:
+            color = COMPANY_COLORS[c]
+            d.rounded_rectangle([x + 2, y + 1, x + 40, y + 27], radius=4, fill=color, outline=(30, 30, 30))
+            _text(img, (x + 9, y + 5), str(count), _text_on(color), _BIG)
+        if int(s.chip[c, game]) == seat:
+            d.ellipse([x + 43, y + 6, x + 59, y + 22], fill=(250, 250, 250), outline=(0, 0, 0), width=2)
+            _text(img, (x + 47, y + 7), "M", (0, 0, 0), _SMALL)
+
+
+def _draw_result(img, s: State, game: int, seat: int, y: int, done: bool, round_game: bool) -> None:
+    """The end of seat ``seat``'s row at ``y``: once the game is over, its score (a round
+    game's round points, and its last round's score below) and rank, the winner's in red;
+    while a round game runs, its round points; nothing while a one-round game runs."""
+    points, score = int(s.round_points[seat, game]), int(s.scores[seat, game])
+    if done:
+        rank = int(s.ranks[seat, game])
+        # A round game is ranked by its round points, not by the last round's score.
+        result = f"{points} round pts" if round_game else f"{score} pts"
+        color = (160, 20, 20) if rank == 0 else (20, 20, 20)
+        _text(img, (_RESULT_X, y + (3 if round_game else 7)), f"{result} {_ordinal(rank)}", color, _MID)
+        if round_game:  # (two lines that fit the 7-player table's last row)
+            _text(img, (_RESULT_X, y + 20), f"last round {score} pts", (90, 90, 90), _SMALL)
+    elif round_game:
+        _text(img, (_RESULT_X, y + 8), f"{points} round pts", (40, 40, 40), _MID)

@@ -21,6 +21,12 @@ from the start by Ray (``max_retries``); a shard's result counts only once it is
 returned whole, so no game is counted twice or lost. An exception raised by the work
 itself is not retried: it is a bug, and it stops the run.
 
+Each shard runs on as many threads as Ray reserved CPUs for it: ``threads_per_worker``
+(one by default) for numba's parallel kernels and torch. Without this, every worker ran
+numba's threads, one per core of its machine, so two workers on two cores ran four threads
+and were slower than one process. A local instance this pool starts has ``workers *
+threads_per_worker`` CPUs; when a run has fewer shards than that, its shards share them.
+
 Outside bots (``module:callable``) must be importable on the workers: a local instance
 passes this process's current folder and ``PYTHONPATH`` on to its workers; on a cluster,
 give ``working_dir`` (Ray uploads that folder to every worker and puts it on their
@@ -36,6 +42,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 
 from startups_env.checks import is_int
+from startups_env.startups.backend import numba_available
 
 #: Times Ray plays a shard again after its worker died.
 MAX_RETRIES = 3
@@ -51,11 +58,13 @@ class ClusterError(ConnectionError):
     """Ray is missing, or the cluster cannot be reached or started."""
 
 
-def check_workers(workers, address) -> None:
-    """ValueError unless ``workers`` is None or a positive int and ``address`` None or a
-    non-empty string."""
+def check_workers(workers, address, threads_per_worker=1) -> None:
+    """ValueError unless ``workers`` is None or a positive int, ``address`` None or a
+    non-empty string and ``threads_per_worker`` a positive int."""
     if workers is not None and (not is_int(workers) or workers < 1):
         raise ValueError(f"workers must be None or a positive int, got {workers!r}")
+    if not is_int(threads_per_worker) or threads_per_worker < 1:
+        raise ValueError(f"threads_per_worker (--threads-per-worker) must be a positive int, got {threads_per_worker!r}")
     if address is not None and (not isinstance(address, str) or not address.strip()):
         raise ValueError(f"ray address must be None or a non-empty string like HOST:PORT, got {address!r}")
 
@@ -90,21 +99,26 @@ def check_reachable(address: str, timeout: float = CONNECT_TIMEOUT) -> None:
 
 class Workers:
     """Where shards are played: here (``workers`` None or 1, no ``address``), on a local
-    Ray instance of ``workers`` CPUs started for the run and stopped after it, or on the
+    Ray instance of ``workers`` workers started for the run and stopped after it, or on the
     cluster at ``address``. If Ray is already initialised in this process (a notebook or
     a test started it), that instance is used and left running.
 
+    threads_per_worker: the CPUs Ray reserves for each shard, and the threads its numba
+        kernels and torch run on there (at most the cores of the worker's machine). A
+        local instance started here has ``workers * threads_per_worker`` CPUs. In this
+        process (no Ray) the shards keep numba's and torch's own thread counts.
     working_dir: a folder Ray uploads to every worker and puts on their path (for outside
         bots on a cluster whose machines do not share this folder).
     """
 
-    def __init__(self, workers: int | None = None, address: str | None = None, *,
+    def __init__(self, workers: int | None = None, address: str | None = None, *, threads_per_worker: int = 1,
                  working_dir: str | None = None, connect_timeout: float = CONNECT_TIMEOUT):
-        check_workers(workers, address)
+        check_workers(workers, address, threads_per_worker)
         if working_dir is not None and not os.path.isdir(working_dir):
             raise ValueError(f"working_dir {working_dir!r} is not a folder")
         self.workers = None if workers is None else int(workers)
         self.address = None if address is None else address.strip()
+        self.threads_per_worker = int(threads_per_worker)
         self.working_dir = working_dir
         self.connect_timeout = float(connect_timeout)
         self.local = self.address is None and (self.workers is None or self.workers == 1)
@@ -136,14 +150,35 @@ class Workers:
             check_reachable(self.address, self.connect_timeout)
         if not ray.is_initialized():
             try:
-                ray.init(address=self.address, num_cpus=None if self.address else self.workers,
+                ray.init(address=self.address, num_cpus=None if self.address else self._local_cpus(),
                          include_dashboard=False, runtime_env=self._runtime_env(), log_to_driver=True)
             except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError...
                 raise ClusterError(f"could not {'join the Ray cluster at ' + self.address if self.address else 'start Ray'}"
                                    f": {type(exc).__name__}: {exc}") from exc
             self._owned = True
         self._ray = ray
+        self._check_a_machine_fits_a_worker()
         self.startup_seconds = time.perf_counter() - tick
+
+    def _local_cpus(self) -> int:
+        """The CPUs of the local instance this pool starts: one worker per ``workers``."""
+        return (self.workers or 1) * self.threads_per_worker
+
+    def _check_a_machine_fits_a_worker(self) -> None:
+        """ClusterError unless some machine of the instance has ``threads_per_worker`` CPUs:
+        Ray would otherwise hold every shard forever, waiting for one that does."""
+        largest = max((node["Resources"].get("CPU", 0) for node in self._ray.nodes() if node["Alive"]), default=0)
+        if largest < self.threads_per_worker:
+            self.close()
+            raise ClusterError(f"threads_per_worker={self.threads_per_worker} (--threads-per-worker), but the "
+                               f"largest machine of the Ray instance has {largest:g} CPUs: no worker could start; "
+                               "ask for fewer threads per worker")
+
+    def shard_threads(self, shards: int) -> int:
+        """The threads (and reserved CPUs) of each shard of a run of ``shards`` on Ray
+        (:func:`shard_threads`; the CPUs are known only of a local instance started here)."""
+        owned_local = self._owned and self.address is None
+        return shard_threads(self.threads_per_worker, self._local_cpus() if owned_local else None, shards)
 
     def _runtime_env(self) -> dict:
         if self.working_dir is not None:
@@ -176,13 +211,24 @@ class Workers:
                 yield index, fn(job, report)
             return
         self.start()
-        yield from _run_on_ray(self._ray, fn, jobs, progress)
+        yield from _run_on_ray(self._ray, fn, jobs, progress, self.shard_threads(len(jobs)))
 
 
-def _run_on_ray(ray, fn, jobs, progress) -> Iterator[tuple[int, object]]:
+def shard_threads(threads_per_worker: int, local_cpus: int | None, shards: int) -> int:
+    """The threads (and reserved CPUs) of each of ``shards`` shards: ``threads_per_worker``,
+    or the ``local_cpus`` of a one-machine instance shared among the shards when it has
+    more CPUs than the run has shards (``local_cpus`` None: unknown, a cluster). Spare
+    CPUs would stay idle, and one process running numba on every core would then beat
+    the workers."""
+    if local_cpus is None or shards < 1:
+        return threads_per_worker
+    return max(threads_per_worker, local_cpus // shards)
+
+
+def _run_on_ray(ray, fn, jobs, progress, threads: int) -> Iterator[tuple[int, object]]:
     tracker = ray.remote(num_cpus=0)(_Progress).remote()
-    task = ray.remote(max_retries=MAX_RETRIES, retry_exceptions=False)(_run_job)
-    pending = {task.remote(fn, job, index, tracker): index for index, job in enumerate(jobs)}
+    task = ray.remote(num_cpus=threads, max_retries=MAX_RETRIES, retry_exceptions=False)(_run_job)
+    pending = {task.remote(fn, job, index, tracker, threads): index for index, job in enumerate(jobs)}
     shown = -1
     try:
         while pending:
@@ -202,10 +248,30 @@ def _run_on_ray(ray, fn, jobs, progress) -> Iterator[tuple[int, object]]:
         ray.kill(tracker)
 
 
-def _run_job(fn, job, index, tracker):
+def _run_job(fn, job, index, tracker, threads):
     def report(n):
         tracker.report.remote(index, n)
+    use_threads(threads)
     return fn(job, report)
+
+
+def use_threads(threads: int) -> int:
+    """Run numba's parallel kernels and torch on ``threads`` threads in this thread of this
+    process, capped at numba's pool (the machine's cores, or ``NUMBA_NUM_THREADS``);
+    returns the count used. torch, if it is imported later, starts with that count too.
+
+    What a Ray worker calls before each shard, with the CPUs Ray reserved for it. Each
+    worker process would otherwise start numba's threads on every core of its machine,
+    and torch its own, so that workers sharing a machine ran several threads per core."""
+    if numba_available():
+        import numba
+        threads = min(threads, numba.config.NUMBA_NUM_THREADS)
+        numba.set_num_threads(threads)  # (numba's count is per calling thread)
+    # torch reads these when it is first asked for its thread count.
+    os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(threads)
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(threads)
+    return threads
 
 
 class _Progress:
@@ -223,12 +289,16 @@ class _Progress:
 
 
 def add_worker_arguments(parser) -> None:
-    """The command-line flags of :class:`Workers`: ``--workers``, ``--ray-address``,
-    ``--ray-working-dir``."""
+    """The command-line flags of :class:`Workers`: ``--workers``, ``--threads-per-worker``,
+    ``--ray-address``, ``--ray-working-dir``."""
     group = parser.add_argument_group("workers (Ray, the optional ray extra; docs/distributed.md)")
     group.add_argument("--workers", type=_worker_count, default=None,
                        help="play fixed-size shards on this many local Ray workers (1: the same shards in this "
-                            "process, no Ray); the same seed gives the same results for every count")
+                            "process, no Ray, on numba's threads); the same seed gives the same results for every "
+                            "count")
+    group.add_argument("--threads-per-worker", type=int, default=1,
+                       help="CPUs Ray reserves for each worker, and the threads its numba kernels and torch run on "
+                            "(default 1: --workers N uses N cores)")
     group.add_argument("--ray-address", default=None,
                        help="join the Ray cluster at HOST:PORT (what `ray start --head` prints) instead")
     group.add_argument("--ray-working-dir", default=None,
@@ -251,7 +321,8 @@ def _worker_count(text: str) -> int:
 
 def workers_from_args(args) -> Workers:
     """The :class:`Workers` the flags of :func:`add_worker_arguments` ask for."""
-    return Workers(args.workers, args.ray_address, working_dir=args.ray_working_dir)
+    return Workers(args.workers, args.ray_address, threads_per_worker=args.threads_per_worker,
+                   working_dir=args.ray_working_dir)
 
 
 def progress_bar(total: int, desc: str, unit: str):
