@@ -12,8 +12,6 @@ hands (tests/test_worlds_kernel.py), the same decision log-probabilities to roun
 
 from __future__ import annotations
 
-from typing import Union
-
 import numpy as np
 
 from startups_env.startups.backend import resolve_backend
@@ -22,6 +20,7 @@ from startups_env.startups.state import State
 
 from ..greedy import GreedyParams
 from . import inference, worlds
+from .protocol import SearchBackend
 
 
 class NumpyBackend:
@@ -109,7 +108,6 @@ class NumbaBackend:
         return rollout_kernel
 
 
-SearchBackend = Union[NumpyBackend, NumbaBackend]
 SEARCH_BACKENDS = {"numpy": NumpyBackend, "numba": NumbaBackend}
 
 

@@ -46,7 +46,7 @@ from .worlds import (
 )
 
 if TYPE_CHECKING:
-    from .backends import SearchBackend
+    from .protocol import SearchBackend
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
 MAX_PUT_DOWN_EVIDENCE = 5.0  # the most one older put-down can count against the greedy model (log-odds)

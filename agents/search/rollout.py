@@ -28,8 +28,8 @@ from startups_env.startups.state import State
 from ..base import Agent
 from ..features import state_features
 from ..greedy import greedy_actions
-from .backends import SearchBackend
 from .config import SearchConfig
+from .protocol import SearchBackend
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
 PUTS = NUM_ACTIONS - Action.KEEP  # 12 put-down actions

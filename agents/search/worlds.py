@@ -25,7 +25,7 @@ from startups_env.startups.rules import DECK_SIZE, HAND_SIZE, MAX_PLAYERS, NUM_C
 from startups_env.startups.state import State
 
 if TYPE_CHECKING:
-    from .backends import SearchBackend
+    from .protocol import SearchBackend
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
 
