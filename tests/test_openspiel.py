@@ -1,8 +1,8 @@
-"""The OpenSpiel game (startups_env.envs.openspiel): OpenSpiel's own random simulation
-test; the 300 reference games replayed state for state against the simulator; the round
-game; returns equal to the env's rewards; resampling; the table's history; OpenSpiel's
-IS-MCTS, outcome-sampling MCCFR and rl_environment on the game. Needs the ``openspiel``
-extra."""
+"""The OpenSpiel game (startups_env.envs.openspiel) and OpenSpiel's bots at our table
+(startups_env.agents.openspiel_bots): OpenSpiel's own random simulation test; the 300
+reference games replayed state for state against the simulator; the round game; returns
+equal to the env's rewards; resampling; OpenSpiel's IS-MCTS, outcome-sampling MCCFR and
+rl_environment on the game; the bot specs in the arena. Needs the ``openspiel`` extra."""
 
 import dataclasses
 
@@ -16,6 +16,10 @@ from open_spiel.python import rl_environment  # noqa: E402
 from open_spiel.python.algorithms import ismcts, mcts, outcome_sampling_mccfr  # noqa: E402
 
 from startups_env import Rules, Simulator, env  # noqa: E402
+from startups_env.agents import build_agent, make_agent  # noqa: E402
+from startups_env.agents.arena import run_arena  # noqa: E402
+from startups_env.agents.ladder import run_ladder  # noqa: E402
+from startups_env.agents.openspiel_bots import StartupsBot  # noqa: E402
 from startups_env.envs import openspiel  # noqa: E402
 from startups_env.startups.observe import OBS_DIM, PIECES  # noqa: E402
 from startups_env.startups.rules import DECK_SIZE, HAND_SIZE, NUM_ACTIONS, NUM_REMOVED, pile_start  # noqa: E402
@@ -315,6 +319,64 @@ def test_rl_environment_steps_the_game():
     assert step.rewards == environment.get_state.returns()
 
 
+# ----------------------------------------------------------------- OpenSpiel's bots at our table
+def test_ismcts_and_random_bots_play_in_the_arena():
+    result = run_arena(["openspiel:ismcts[max_simulations=4;uct_c=1.5]", "greedy", "openspiel:random"], 3, 3,
+                       seed=1, rate=False)
+    assert result.games == 3 and result.decisions[0] > 0 and result.decisions[2] > 0
+    again = run_arena(["openspiel:ismcts[max_simulations=4;uct_c=1.5]", "greedy", "openspiel:random"], 3, 3,
+                      seed=1, rate=False)
+    np.testing.assert_array_equal(result.ranks, again.ranks)  # seeded
+
+
+BOT = '''
+import pyspiel
+
+def make(game, player_id, seed, first=True):
+    return pyspiel.make_uniform_random_bot(player_id, seed)
+
+def not_a_bot(game, player_id, seed):
+    return "a string"
+'''
+
+
+def test_an_outside_pyspiel_bot_plays_through_its_factory(tmp_path, monkeypatch):
+    (tmp_path / "spiel_bot_for_tests.py").write_text(BOT)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    agent = build_agent("openspiel:spiel_bot_for_tests:make[first=true]", seed=0, check_players=4)
+    assert agent.needs == frozenset({"public"})
+    result = run_arena(["openspiel:spiel_bot_for_tests:make", "greedy", "greedy"], 3, 2, seed=0, rate=False)
+    assert result.decisions[0] > 0
+    with pytest.raises(ValueError, match="returned a str, not a pyspiel.Bot"):
+        build_agent("openspiel:spiel_bot_for_tests:not_a_bot", seed=0, check_players=3)
+
+
+def test_bad_openspiel_specs_are_named():
+    with pytest.raises(ValueError, match="unknown OpenSpiel bot 'mcts'"):
+        build_agent("openspiel:mcts")
+    with pytest.raises(ValueError, match="max_simulations must be an int >= 1, got 0"):
+        build_agent("openspiel:ismcts[max_simulations=0]")
+    with pytest.raises(ValueError, match="final_policy must be one of"):
+        build_agent("openspiel:ismcts[final_policy=best]")
+    with pytest.raises(ValueError, match=r"openspiel:random takes only the game's settings .*got \['level'\]"):
+        make_agent("openspiel:random", level=2)
+    with pytest.raises(ValueError, match="openspiel:ismcts.*depth"):
+        build_agent("openspiel:ismcts[depth=3]")
+    with pytest.raises(ValueError, match="reward must be one of"):
+        build_agent("openspiel:ismcts[reward=points]")
+
+
+def test_the_bot_says_what_it_needs(monkeypatch):
+    agent = make_agent("openspiel:random", seed=0)
+    sim = Simulator(Rules(num_players=3), 1, seed=0)
+    obs = sim.observe_one(0)[None]
+    with pytest.raises(ValueError, match="needs public="):
+        agent.act(obs, sim.legal_mask())
+    monkeypatch.setitem(__import__("sys").modules, "startups_env.agents.openspiel_bots", None)
+    with pytest.raises(ValueError, match="install the project's 'openspiel' extra"):
+        make_agent("openspiel:ismcts")
+
+
 def test_the_deal_fills_the_deck_in_canonical_order():
     game = pyspiel.load_game("startups", {"players": 3})
     state = game.new_initial_state()
@@ -328,7 +390,14 @@ def test_the_deal_fills_the_deck_in_canonical_order():
     assert state.current_player() == 0 and state.legal_actions() == [0]
 
 
-# ----------------------------------------------------------------- the table's history
+def test_an_ismcts_ladder_row_reports_its_time_per_decision(capsys):
+    ladder = run_ladder([3], 300, 3, seed=1, pairings=(("openspiel:ismcts[max_simulations=2]", "greedy"),))
+    row, = ladder["pairings"]
+    assert row["games"] == 3 and row["wall_per_decision"] > 0 and row["act_per_decision"] > 0
+    assert "ismcts" in capsys.readouterr().out.split("ms/decision")[0].splitlines()[-1]
+
+
+# ----------------------------------------------------------------- our bots in OpenSpiel's game
 def test_the_table_history_is_the_one_a_table_keeps():
     record = GOLDEN[7]
     n, deck = record["players"], record["deck"]
@@ -350,3 +419,24 @@ def test_the_table_history_is_the_one_a_table_keeps():
     world = state.resample_from_infostate(state.current_player(), np.random.default_rng(0))
     with pytest.raises(ValueError, match="does not replay it"):
         world.table_history()
+
+
+def test_our_bots_play_openspiels_game_as_pyspiel_bots():
+    game = pyspiel.load_game("startups", {"players": 3})
+    bots = [StartupsBot(make_agent("search", seed=0, determinizations=2), 0),
+            StartupsBot(make_agent("greedy", seed=1), 1), pyspiel.make_uniform_random_bot(2, 5)]
+    rng = np.random.default_rng(0)
+    state = game.new_initial_state()
+    while not state.is_terminal():
+        if state.is_chance_node():
+            cards, chances = zip(*state.chance_outcomes())
+            state.apply_action(int(rng.choice(cards, p=chances)))
+        else:
+            action = bots[state.current_player()].step(state)
+            assert action in state.legal_actions()
+            state.apply_action(action)
+    assert sorted(state.returns()) == [-0.5, -0.5, 1.0]
+    _, other = _mid_game(3, 9)
+    seat = (other.current_player() + 1) % 3
+    with pytest.raises(ValueError, match=f"plays seat {seat}, the state asks seat"):
+        StartupsBot(make_agent("greedy"), seat).step(other)
