@@ -14,12 +14,12 @@ names (one hero, e.g. an outside bot or the shipped PPO policy, against every st
 Each pairing is one :func:`startups_env.agents.arena.run_arena` tournament (seat-rotated
 duplicate deals). Reported per pairing: the hero's win rate with its 95% CI (the fair
 share is 1/N), mean rank, its rating relative to the opponent's copies (below), the share
-of games that hit the turn cap, and for the search bot its time per decision (arena wall
-time / search decisions, the figure that counts on a shared machine, and CPU time inside
-``act``). After the pairings of a table size it prints the **matrix**: the hero's win rate
+of games that hit the turn cap, and for a searching bot (ours, or OpenSpiel's IS-MCTS,
+``openspiel:ismcts[...]``) its time per decision (arena wall time / its decisions, the
+figure that counts on a shared machine, and CPU time inside ``act``). After the pairings of a table size it prints the **matrix**: the hero's win rate
 [95% CI] per hero (rows) and opponent style (columns), which ``--json`` holds too (key
 ``"matrix"``, one entry per table size) and ``--csv`` writes (a row per table size and
-hero). Pairings with the search bot, the slow one, play ``--search-games`` games (0 skips
+hero). Pairings with a searching bot, the slow ones, play ``--search-games`` games (0 skips
 them: their cells stay empty); the others ``--games``.
 
 Ratings (:mod:`startups_env.agents.ratings`: Plackett-Luce maximum likelihood over all
@@ -282,10 +282,16 @@ def matrix_csv(matrices: list[dict]) -> str:
     return buf.getvalue()
 
 
+#: The bots whose pairings are the slow ones, sized by ``search_games`` and timed.
+SLOW_BOTS = ("search", "openspiel:ismcts")
+
+
 def _is_search(spec: str) -> bool:
-    """Whether a spec is the search bot, with or without settings (``search[determinizations=8]``):
-    its pairings are the slow ones, sized by ``search_games``."""
-    return parse_agent_spec(spec)[0] == "search"
+    """Whether a spec is one of the searching bots (:data:`SLOW_BOTS`: our search,
+    OpenSpiel's IS-MCTS), with or without settings (``search[determinizations=8]``): its
+    pairings are the slow ones, sized by ``search_games``, and its time per decision is
+    reported."""
+    return parse_agent_spec(spec)[0] in SLOW_BOTS
 
 
 def ladder_ratings(played, seed: int) -> list[dict]:
@@ -334,7 +340,8 @@ def _format(row: dict, hero_width: int = 7, opponent_width: int = 7) -> str:
             f"games {row['games']}  wall {row['wall_seconds']:.1f}s")
     if "wall_per_decision" in row:
         batch = f", {row['batch_games']} games at once" if row.get("batch_games") else ""
-        text += f"  search {1000 * row['wall_per_decision']:.1f} ms/decision (wall{batch})"
+        kind = parse_agent_spec(row["hero"])[0].removeprefix("openspiel:")
+        text += f"  {kind} {1000 * row['wall_per_decision']:.1f} ms/decision (wall{batch})"
     return text
 
 
@@ -342,7 +349,8 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog=prog("startups_env.agents.ladder"), description=__doc__.split("\n\n")[0])
     p.add_argument("--players", type=players_arg, default="3,4,6", help=f"table sizes: {PLAYERS_FORMS}")
     p.add_argument("--games", type=int, default=2000, help="games per pairing of rule-based bots")
-    p.add_argument("--search-games", type=int, default=400, help="games per pairing with the search bot (0: skip)")
+    p.add_argument("--search-games", type=int, default=400,
+                   help="games per pairing with a searching bot, search or openspiel:ismcts (0: skip)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--json", help="write the pairings, ratings and matrices as JSON here")
     p.add_argument("--csv", help="write the matrices as CSV here (a row per table size and hero)")

@@ -17,6 +17,10 @@ read as int, float, true/false, else kept as strings. The names:
 * ``random``, ``greedy``, ``banker``, ``hoarder``, ``spoiler``, ``noisy``, ``search``,
   ``ppo`` (the shipped policy): the built-in bots (:data:`AGENT_NAMES`);
 * ``ppo:PATH``: a checkpoint of ``startups_env.train.selfplay``;
+* ``openspiel:ismcts[...]``, ``openspiel:random``, ``openspiel:MODULE:CALLABLE[...]``:
+  OpenSpiel's IS-MCTS, its uniform random bot, or any ``pyspiel.Bot`` an outside factory
+  builds, playing the game of :mod:`startups_env.envs.openspiel` (needs the ``openspiel``
+  extra; :mod:`startups_env.agents.openspiel_bots`);
 * ``sb3:PATH``: a ``sb3_contrib.MaskablePPO`` ``.zip`` trained on
   :class:`~startups_env.envs.vector.StartupsVecEnv` (needs the ``train`` extra); it plays its
   most likely legal action (``deterministic=True``: SB3 would sample from torch's global
@@ -25,8 +29,8 @@ read as int, float, true/false, else kept as strings. The names:
 * ``module:callable``, an *outside bot*: ``module`` a dotted Python module name that
   ``import`` finds (on ``PYTHONPATH``; ``python -m`` also looks in the current folder)
   and ``callable`` an identifier in it, e.g. ``mybot:make_bot`` or
-  ``lab.bots:Strong``. The prefixes ``ppo:`` and ``sb3:`` are read first, so a module
-  named ``ppo`` or ``sb3`` cannot be an outside bot. The callable is a factory: it is
+  ``lab.bots:Strong``. The prefixes ``ppo:``, ``sb3:`` and ``openspiel:`` are read
+  first, so a module named ``ppo``, ``sb3`` or ``openspiel`` cannot be an outside bot. The callable is a factory: it is
   called with ``seed=`` (an int, or None) and the spec's bracketed arguments, and
   returns a policy (:mod:`startups_env.table.policy`): a plain batched ``f(obs, mask) ->
   actions`` (obs float32[B, OBS_DIM], mask bool[B, 19], actions int[B], one legal action
@@ -76,6 +80,9 @@ _RULE_BASED = {"random": ("random_agent", "RandomAgent"), "greedy": ("greedy", "
 #: ``module:callable``: a dotted module name, a colon, an identifier (``ppo:`` and
 #: ``sb3:`` are read first).
 OUTSIDE_SPEC = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*")
+
+#: The prefix of OpenSpiel's bots (``openspiel:ismcts``...).
+OPENSPIEL_PREFIX = "openspiel:"
 
 #: Decisions a trial game of :func:`check_agent` asks for, in batches of each size: enough
 #: for every seat of a 7-player table to take and put down twice.
@@ -163,16 +170,19 @@ def _parse_value(raw: str):
 
 def is_outside_spec(name: str) -> bool:
     """Whether ``name`` (a spec without its brackets) names a bot from outside the package:
-    ``sb3:PATH`` or ``module:callable``."""
+    ``sb3:PATH``, ``module:callable`` or ``openspiel:module:callable``."""
     key = name.strip()
+    if key.startswith(OPENSPIEL_PREFIX):
+        return OUTSIDE_SPEC.fullmatch(key[len(OPENSPIEL_PREFIX):]) is not None
     return key.startswith("sb3:") or (not key.startswith("ppo:") and OUTSIDE_SPEC.fullmatch(key) is not None)
 
 
 def make_agent(name: str, *, seed: int | None = None, **kwargs) -> Agent:
     """An agent by name (see the module docstring): ``"random"``, ``"greedy"``,
     ``"banker"``, ``"hoarder"``, ``"spoiler"``, ``"noisy"``, ``"search"``, ``"ppo"`` (the
-    shipped policy), ``"ppo:PATH"`` (a checkpoint), ``"sb3:PATH"`` (a MaskablePPO zip) or
-    ``"module:callable"`` (an outside bot's factory). kwargs go to the agent's constructor or factory (e.g.
+    shipped policy), ``"ppo:PATH"`` (a checkpoint), ``"sb3:PATH"`` (a MaskablePPO zip),
+    ``"openspiel:ismcts"``, ``"openspiel:random"``, ``"openspiel:module:callable"``
+    (OpenSpiel's bots) or ``"module:callable"`` (an outside bot's factory). kwargs go to the agent's constructor or factory (e.g.
     ``make_agent("search", determinizations=8)``); the search bot's ``rollout_policy`` may
     be a name, built here."""
     if not isinstance(name, str):
@@ -199,6 +209,8 @@ def make_agent(name: str, *, seed: int | None = None, **kwargs) -> Agent:
                              "install the project's 'train' extra") from exc
 
         return load_ppo_agent(path, seed=seed, **kwargs)
+    if key.startswith(OPENSPIEL_PREFIX):
+        return _openspiel_agent(key, seed, kwargs)
     if key.startswith("sb3:"):
         if not key[4:]:
             raise ValueError("agent 'sb3:' needs a MaskablePPO .zip after the colon, e.g. 'sb3:runs/sb3/model.zip'")
@@ -208,7 +220,7 @@ def make_agent(name: str, *, seed: int | None = None, **kwargs) -> Agent:
     if OUTSIDE_SPEC.fullmatch(key):
         return _outside_agent(key, seed, kwargs)
     raise UnknownAgentError(f"unknown agent {name!r}; known agents: {', '.join(AGENT_NAMES)} "
-                            "(or 'ppo:PATH', 'sb3:PATH', or an outside bot's 'module:callable')")
+                            "(or 'ppo:PATH', 'sb3:PATH', 'openspiel:ismcts', or an outside bot's 'module:callable')")
 
 
 def build_agent(spec: str, seed: int | None = None, *, check_players: int | None = None) -> Agent:
@@ -285,9 +297,9 @@ class OutsideAgent(Agent):
             raise BotError(f"agent {self.name!r} raised {type(exc).__name__}: {exc} ({raised_at(exc)})") from exc
 
 
-def _outside_agent(key: str, seed: int | None, kwargs: dict) -> OutsideAgent:
-    """The agent of an outside bot's ``module:callable``: its factory called with ``seed=``
-    and ``kwargs``, wrapped in an :class:`OutsideAgent`."""
+def _outside_callable(key: str):
+    """The factory an outside bot's ``module:callable`` names, imported; ValueError saying
+    what is missing."""
     module_name, _, attr = key.partition(":")
     try:
         module = importlib.import_module(module_name)
@@ -300,6 +312,13 @@ def _outside_agent(key: str, seed: int | None, kwargs: dict) -> OutsideAgent:
         raise ValueError(f"module {module_name!r} ({getattr(module, '__file__', '?')}) has no {attr!r}")
     if not callable(factory):
         raise ValueError(f"{key} is a {type(factory).__name__}, not a factory to call with seed=")
+    return factory
+
+
+def _outside_agent(key: str, seed: int | None, kwargs: dict) -> OutsideAgent:
+    """The agent of an outside bot's ``module:callable``: its factory called with ``seed=``
+    and ``kwargs``, wrapped in an :class:`OutsideAgent`."""
+    factory = _outside_callable(key)
     call = f"{key}({', '.join([f'seed={seed!r}'] + [f'{k}={v!r}' for k, v in kwargs.items()])})"
     try:
         policy = factory(seed=seed, **kwargs)
@@ -309,6 +328,23 @@ def _outside_agent(key: str, seed: int | None, kwargs: dict) -> OutsideAgent:
         raise ValueError(f"{call} returned a {type(policy).__name__}; a factory returns a policy: an object "
                          "with act(obs, mask) (e.g. an Agent) or a callable f(obs, mask) -> actions")
     return OutsideAgent(policy, key, seed)
+
+
+def _openspiel_agent(key: str, seed: int | None, kwargs: dict) -> Agent:
+    """The agent of ``openspiel:KIND``: OpenSpiel's ``ismcts`` or ``random``, or an outside
+    ``pyspiel.Bot`` factory (``openspiel:module:callable``, wrapped like an outside bot)."""
+    kind = key[len(OPENSPIEL_PREFIX):]
+    try:
+        from .openspiel_bots import make_openspiel_agent
+    except ImportError as exc:
+        raise ValueError(f"agent {key!r} needs OpenSpiel, which is not importable here ({exc}); "
+                         "install the project's 'openspiel' extra") from exc
+    if OUTSIDE_SPEC.fullmatch(kind) is None:
+        return make_openspiel_agent(kind, seed, **kwargs)
+    # (the factory is called when the agent first meets a table size and seat: what it
+    # raises then, the OutsideAgent reports as the bot's own error)
+    agent = make_openspiel_agent(kind, seed, factory=_outside_callable(kind), **kwargs)
+    return OutsideAgent(agent, key, seed)
 
 
 def _rollout_policy(policy):

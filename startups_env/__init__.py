@@ -20,7 +20,8 @@ The layers, each importing only those below it (docs/architecture.md):
   ``observe`` (the observation vector), ``history`` and ``render``;
 * ``table`` -- the policy protocol (``policy``) and the one table driver (``driver``);
 * ``envs`` -- the PettingZoo env (``aec``), the batch learner and SB3 VecEnv (``vector``),
-  AEC wrappers for other libraries (``wrappers``);
+  AEC wrappers for other libraries (``wrappers``), the OpenSpiel game (``openspiel``: the
+  ``openspiel`` extra);
 * ``tools`` -- game logs and replays (``replay``), Ray workers (``distributed``), the
   environment card (``docs``), atomic writes (``files``), what the command-line tools share
   (``cli``: ``--players``, their name);

@@ -1,7 +1,8 @@
 """Other RL libraries: the recipes of docs/integrations.md run (those whose libraries the
-``dev`` extra installs; RLlib and AgileRL run through scripts/check_integrations.sh), the
-wrappers of startups_env.envs.wrappers, and the global state for centralised critics
-(``state()``: it shows a change of a hidden card that no player's observation shows)."""
+``dev`` and ``openspiel`` extras install; RLlib and AgileRL run through
+scripts/check_integrations.sh), the wrappers of startups_env.envs.wrappers, and the global
+state for centralised critics (``state()``: it shows a change of a hidden card that no
+player's observation shows)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ PAGE = (ROOT / "docs" / "integrations.md").read_text()
 RECIPES = dict(re.findall(r"<!-- recipe: ([\w-]+) -->\n```python\n(.*?)^```", PAGE, re.S | re.M))
 # Recipe -> the library it needs (the test is skipped where it is not installed).
 CHEAP = {"terminate-illegal": "pettingzoo", "sb3": "sb3_contrib", "tianshou": "tianshou", "supersuit": "supersuit",
-         "parallel": "pettingzoo"}
+         "parallel": "pettingzoo", "openspiel": "pyspiel"}
 
 
 def test_the_page_has_every_recipe():

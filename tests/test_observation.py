@@ -10,7 +10,7 @@ from helpers import assert_states_equal, snapshots, states_equal
 from startups_env import Rules, Simulator
 from startups_env.startups.observe import OBS_DIM, PIECES, SLICES, layout_table, observation_bounds, observe, views
 from startups_env.startups.rules import COMPANY_SIZES, DECK_SIZE, MAX_PLAYERS, NUM_COMPANIES, NUM_REMOVED
-from startups_env.startups.state import State, public_state
+from startups_env.startups.state import State, deal_hidden, public_state
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
 
@@ -379,6 +379,40 @@ def test_public_state_hides_exactly_the_hidden_cards():
                     assert getattr(public, name) is not getattr(state, name), f"{name} must be a copy"
             # What the observer may know gives the same observation.
             np.testing.assert_array_equal(observe(public, seat), observe(state, seat))
+
+
+def test_deal_hidden_deals_back_a_world_the_observer_cannot_tell_apart():
+    rng = np.random.default_rng(5)
+    for state in _states((2, 4, 7), rounds=4, b=9, seed=6, every=11):
+        state = state.take(np.flatnonzero(~state.done))  # (a finished game has nothing hidden left)
+        seat = _seats(state, 1)
+        public = public_state(state, seat)
+        world = deal_hidden(public, seat, rng.random((state.batch_size, DECK_SIZE)))
+        running = np.ones(state.batch_size, bool)
+        # Every card is somewhere: hands, portfolios, market, and the deck's pile and removed cards.
+        in_pile = np.arange(DECK_SIZE)[:, None] >= world.pile_pos[None, :]
+        in_pile[:NUM_REMOVED] = True
+        deck_cards = np.stack([((world.deck == c) & in_pile).sum(axis=0) for c in range(C)])
+        total = world.hand.sum(axis=0) + world.portfolio.sum(axis=0) + world.market_count + deck_cards
+        np.testing.assert_array_equal(total[:, running], np.array(COMPANY_SIZES)[:, None].repeat(running.sum(), 1))
+        assert (world.deck[~in_pile] == -1).all()
+        # Hands keep their size and their known cards; the observer sees the same game.
+        n = state.num_players.astype(int)
+        seated = np.arange(P)[:, None] < n[None, :]
+        np.testing.assert_array_equal(world.hand.sum(axis=1)[:, running], state.hand.sum(axis=1)[:, running])
+        assert (world.hand >= world.known).all() and (world.hand[~seated[:, None, :].repeat(C, 1)] == 0).all()
+        np.testing.assert_array_equal(observe(world, seat)[running], observe(state, seat)[running])
+        np.testing.assert_array_equal(public_state(world, seat).hand, public.hand)
+
+
+def test_deal_hidden_refuses_a_public_state_no_deal_could_make():
+    sim = Simulator(Rules(num_players=4), 1, seed=0)
+    public = public_state(sim.state, np.array([0]))
+    public.known[1, 0, 0] = public.hand[1, 0, 0] = 4  # four known cards in a hand of three
+    with pytest.raises(ValueError, match="more known cards than a hand can"):
+        deal_hidden(public, np.array([0]), np.zeros((1, DECK_SIZE)))
+    with pytest.raises(ValueError, match="seat must have shape"):
+        deal_hidden(public, np.array([0, 1]), np.zeros((1, DECK_SIZE)))
 
 
 # ----------------------------------------------------------------- the declared layout

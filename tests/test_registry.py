@@ -228,10 +228,11 @@ def bot_module(tmp_path, monkeypatch, request):
 
 
 def test_outside_spec_rule():
-    for spec in ("mybot:make_bot", "lab.bots:Strong", "_x.y_2:f", "sb3:model.zip", "sb3:runs/a b/m.zip"):
+    for spec in ("mybot:make_bot", "lab.bots:Strong", "_x.y_2:f", "sb3:model.zip", "sb3:runs/a b/m.zip",
+                 "openspiel:mybot:make_bot"):
         assert is_outside_spec(spec), spec
     for spec in ("ppo", "ppo:runs/x/policy.pt", "ppo:model", "greedy", "mybot", "my-bot:make", "mybot:make.more",
-                 "mybot:", ":make", "1bot:make", "C:/bots/x.py"):
+                 "mybot:", ":make", "1bot:make", "C:/bots/x.py", "openspiel:ismcts", "openspiel:random"):
         assert not is_outside_spec(spec), spec
 
 

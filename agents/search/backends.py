@@ -16,7 +16,7 @@ import numpy as np
 
 from startups_env.startups.backend import resolve_backend
 from startups_env.startups.rules import Rules
-from startups_env.startups.state import State
+from startups_env.startups.state import State, deal_hidden_cards
 
 from ..greedy import GreedyParams
 from . import inference, worlds
@@ -34,10 +34,10 @@ class NumpyBackend:
         return state.take(rows)
 
     def deal_hidden_cards(self, keys: np.ndarray, pool: np.ndarray, need: np.ndarray, world: State) -> None:
-        """:func:`.worlds.deal_hidden_cards`: each world's pool dealt in the order of
+        """:func:`startups_env.startups.state.deal_hidden_cards`: each world's pool dealt in the order of
         ``keys`` (changed) into its hands' ``need`` hidden cards, its pile and its removed
         cards (``world.hand`` and ``world.deck`` written)."""
-        worlds.deal_hidden_cards(keys, pool, need, world)
+        deal_hidden_cards(keys, pool, need, world)
 
     def draw_counts(self, keys: np.ndarray, pool: np.ndarray, need: np.ndarray) -> np.ndarray:
         """int64[C, r]: :func:`.worlds.count_first_cards`, the first ``need[i]`` cards of

@@ -9,7 +9,10 @@ removed cards. Hands may be given instead (drawn from the hand reading's posteri
 and deals a fresh pile to each one it draws.
 
 Every random number comes from the caller's generator, drawn here before the backend
-(:mod:`.backends`) is asked to deal from them, so both backends deal the same cards.
+(:mod:`.backends`) is asked to deal from them, so both backends deal the same cards. The
+numpy deal (:func:`~startups_env.startups.state.deal_hidden_cards`) lives in the engine,
+beside :func:`~startups_env.startups.state.public_state`, whose hiding it undoes: the
+OpenSpiel game resamples its worlds with it too.
 """
 
 from __future__ import annotations
@@ -20,9 +23,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from startups_env.startups import queries
-from startups_env.startups.rules import DECK_SIZE, HAND_SIZE, MAX_PLAYERS, NUM_COMPANIES, NUM_REMOVED
-from startups_env.startups.state import State
+from startups_env.startups.rules import DECK_SIZE, HAND_SIZE, MAX_PLAYERS, NUM_COMPANIES
+from startups_env.startups.state import State, check_hidden_counts, hidden_hand_counts, shuffled_pool
 
 if TYPE_CHECKING:
     from .protocol import SearchBackend
@@ -47,15 +49,6 @@ def _compositions() -> tuple[np.ndarray, np.ndarray]:
 COMPOSITIONS, COMPOSITION_VALID = _compositions()
 MAX_COMPOSITIONS = COMPOSITIONS.shape[1]  # 56: three cards of six companies
 LOG_FACTORIAL = np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, DECK_SIZE + 1)))])  # log k! for k = 0..45
-
-
-def hidden_hand_counts(public: State, seat: np.ndarray) -> np.ndarray:
-    """int64[7, n]: how many cards of each other seated player's hand ``seat`` (int[n])
-    cannot see in ``public`` (a public state: hands hold their known cards); 0 for the seat
-    itself and the empty seats."""
-    seats = np.arange(P)[:, None]
-    others = (seats != seat[None, :]) & (seats < public.num_players[None, :])
-    return np.where(others, HAND_SIZE - public.hand.sum(axis=1, dtype=np.int64), 0)
 
 
 def determinize(public: State, seat: np.ndarray, count, rng: np.random.Generator, backend: SearchBackend,
@@ -85,11 +78,7 @@ def determinize(public: State, seat: np.ndarray, count, rng: np.random.Generator
     if hands is not None:
         _add_given_hands(world, who, pool, hands)
     need = hidden_hand_counts(world, who)  # [P, m] unknown hand cards
-    if (need < 0).any():
-        raise ValueError("a public hand holds more known cards than a hand can")
-    pile_left = queries.pile_left(world.pile_pos.astype(np.int64))
-    if not np.array_equal(pool.sum(axis=0), need.sum(axis=0) + pile_left + NUM_REMOVED):
-        raise ValueError("the unseen pool does not match the hidden hands, pile and removed cards")
+    check_hidden_counts(world, pool, need)
     keys = rng.random((world.batch_size, DECK_SIZE))  # the order of each world's pool cards
     backend.deal_hidden_cards(keys, pool, need, world)
     return world
@@ -115,46 +104,6 @@ def _add_given_hands(world: State, who: np.ndarray, pool: np.ndarray, hands: np.
         raise ValueError("hands hold more cards of a company than the unseen pool")
 
 
-def deal_hidden_cards(keys: np.ndarray, pool: np.ndarray, need: np.ndarray, world: State) -> None:
-    """Deal each world's pool (``pool`` int64[C, m], counts per company) in the order of
-    ``keys`` (float[m, 45]; changed): the first ``need`` (int64[7, m]) cards to the hands in
-    seat order, the rest to the pile (from ``pile_pos`` on) and then the removed cards, in
-    deck order. ``world.hand`` gains the hand cards; ``world.deck`` is rewritten."""
-    m = world.batch_size
-    cards = _shuffled_pool(pool, keys)
-    slot = np.arange(DECK_SIZE)
-
-    hand_bounds = np.cumsum(need, axis=0)  # [P, m]
-    owner = (slot[None, None, :] >= hand_bounds.T[:, :, None]).sum(axis=1)  # [m, 45] seat; P = not a hand card
-    dealt = owner < P
-    flat = (np.nonzero(dealt)[0] * P + owner[dealt]) * C + cards[dealt]
-    extra = np.bincount(flat, minlength=m * P * C).reshape(m, P, C)
-    world.hand += extra.transpose(1, 2, 0).astype(np.int8)
-
-    # A deck card's source is its place in the shuffled list: after the hand cards, the
-    # pile in deck order, then the removed cards in deck order.
-    hidden = need.sum(axis=0)  # [m]
-    pile_left = queries.pile_left(world.pile_pos.astype(np.int64))
-    pos = slot[None, :]
-    pile_pos = world.pile_pos.astype(np.int64)[:, None]
-    removed = np.zeros((1, DECK_SIZE), bool)
-    removed[:, queries.REMOVED] = True
-    source = np.where(queries.in_pile(world.pile_pos).T, hidden[:, None] + pos - pile_pos,
-                      np.where(removed, hidden[:, None] + pile_left[:, None] + pos - queries.REMOVED.start, -1))
-    deck = np.where(source >= 0, np.take_along_axis(cards, np.maximum(source, 0), axis=1), -1)
-    world.deck[:] = deck.T.astype(np.int8)
-
-
-def _shuffled_pool(pool: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """int[m, 45]: each column's pool (``pool`` int[C, m], counts per company) as a list of
-    company ids in the order of ``keys`` (float[m, 45] in [0, 1): slot k of the list by
-    company has key ``keys[i, k]``; changed), padded with C at the end."""
-    bounds = np.cumsum(pool, axis=0)  # [C, m]
-    cards = (np.arange(DECK_SIZE)[None, None, :] >= bounds.T[:, :, None]).sum(axis=1)  # [m, 45]; C = padding
-    keys[cards == C] = 2.0
-    return np.take_along_axis(cards, np.argsort(keys, axis=1), axis=1)
-
-
 def draw_from_pool(pool: np.ndarray, need: np.ndarray, rng: np.random.Generator,
                    backend: SearchBackend) -> np.ndarray:
     """int64[C, r]: need[i] cards drawn uniformly without replacement from the cards
@@ -168,7 +117,7 @@ def count_first_cards(keys: np.ndarray, pool: np.ndarray, need: np.ndarray) -> n
     """int64[C, r]: the first need[i] cards of pool i (``pool`` int[C, r]) in the order of
     ``keys`` (float[r, 45]; changed), as counts per company."""
     r = need.size
-    drawn = _shuffled_pool(pool, keys)
+    drawn = shuffled_pool(pool, keys)
     chosen = np.where(np.arange(DECK_SIZE)[None, :] < need[:, None], drawn, C)
     flat = (np.arange(r)[:, None] * (C + 1) + chosen).reshape(-1)
     return np.bincount(flat, minlength=r * (C + 1)).reshape(r, C + 1)[:, :C].T.astype(np.int64)

@@ -2,7 +2,7 @@
 worlds, drawing cards from a pool, drawing the other seats' hands from their posteriors,
 and gathering the rollouts' copies of the worlds.
 
-The numpy functions of :mod:`.worlds` (:func:`~.worlds.deal_hidden_cards`,
+The numpy functions (:func:`startups_env.startups.state.deal_hidden_cards`,
 :func:`~.worlds.count_first_cards`, :func:`~.worlds.hands_from_draws`) are the reference:
 they order the cards by random keys with numpy's ``argsort``. The kernels here take the
 same keys, drawn by the caller from its generator, and sort them one world at a time, so

@@ -28,9 +28,12 @@ from startups_env.startups.queries import SLOTS
 from startups_env.startups.rules import (
     COMPANY_SIZES,
     DECK_SIZE,
+    HAND_SIZE,
     MAX_PLAYERS,
     MIN_PLAYERS,
     NUM_COMPANIES,
+    NUM_REMOVED,
+    PUT_PHASE,
     SORTED_DECK,
     action_to_string,
 )
@@ -281,3 +284,91 @@ def public_state(state: State, seat) -> State:
     public.hand = np.where(others[:, None, :], state.known, state.hand).astype(np.int8)
     public.deck[:] = -1
     return public
+
+
+# ----------------------------------------------------------------- dealing what is hidden
+# The inverse of public_state: the hidden cards of a public state dealt uniformly at random,
+# consistent with what its seat knows (the search's worlds, agents/search/worlds.py, and the
+# OpenSpiel game's resampling, envs/openspiel.py, deal them so).
+
+
+def hidden_hand_counts(public: State, seat: np.ndarray) -> np.ndarray:
+    """int64[7, n]: how many cards of each other seated player's hand ``seat`` (int[n])
+    cannot see in ``public`` (a public state: hands hold their known cards); 0 for the seat
+    itself and the empty seats. A hand holds ``HAND_SIZE`` cards, one more while its player
+    is to put one down."""
+    seats = np.arange(P)[:, None]
+    others = (seats != seat[None, :]) & (seats < public.num_players[None, :])
+    size = HAND_SIZE + ((seats == public.current[None, :]) & (public.phase == PUT_PHASE)[None, :])
+    return np.where(others, size - public.hand.sum(axis=1, dtype=np.int64), 0)
+
+
+def check_hidden_counts(world: State, pool: np.ndarray, need: np.ndarray) -> None:
+    """ValueError unless the unseen ``pool`` (int[C, n]) holds exactly the ``need``
+    (int[7, n], :func:`hidden_hand_counts`) hidden hand cards, the pile and the five removed
+    cards of each game of ``world``: a public state that no deal could have made."""
+    if (need < 0).any():
+        raise ValueError("a public hand holds more known cards than a hand can")
+    pile_left = queries.pile_left(world.pile_pos.astype(np.int64))
+    if not np.array_equal(pool.sum(axis=0), need.sum(axis=0) + pile_left + NUM_REMOVED):
+        raise ValueError("the unseen pool does not match the hidden hands, pile and removed cards")
+
+
+def deal_hidden(public: State, seat, keys: np.ndarray) -> State:
+    """A copy of ``public`` (a :func:`public_state` of n games seen by ``seat``, int[n]) with
+    its hidden cards dealt uniformly at random, consistent with what ``seat`` knows: each
+    other seated player's hand keeps its publicly known cards and is filled up to
+    ``HAND_SIZE`` from the cards ``seat`` cannot see (:func:`queries.unseen`); the rest of
+    those cards go to the pile (deck positions ``pile_pos``..44) and the removed cards
+    (positions 0..4), the other deck positions stay -1. ``keys`` float[n, 45], uniform in
+    [0, 1), order each game's unseen cards (changed). ValueError for a public state that no
+    deal could have made."""
+    seat = np.asarray(seat, np.intp)
+    if seat.shape != (public.batch_size,):
+        raise ValueError(f"seat must have shape [{public.batch_size}], got {list(seat.shape)}")
+    world = public.copy()
+    pool = world.unseen(seat).astype(np.int64)
+    need = hidden_hand_counts(world, seat)
+    check_hidden_counts(world, pool, need)
+    deal_hidden_cards(keys, pool, need, world)
+    return world
+
+
+def deal_hidden_cards(keys: np.ndarray, pool: np.ndarray, need: np.ndarray, world: State) -> None:
+    """Deal each world's pool (``pool`` int64[C, m], counts per company) in the order of
+    ``keys`` (float[m, 45]; changed): the first ``need`` (int64[7, m]) cards to the hands in
+    seat order, the rest to the pile (from ``pile_pos`` on) and then the removed cards, in
+    deck order. ``world.hand`` gains the hand cards; ``world.deck`` is rewritten."""
+    m = world.batch_size
+    cards = shuffled_pool(pool, keys)
+    slot = np.arange(DECK_SIZE)
+
+    hand_bounds = np.cumsum(need, axis=0)  # [P, m]
+    owner = (slot[None, None, :] >= hand_bounds.T[:, :, None]).sum(axis=1)  # [m, 45] seat; P = not a hand card
+    dealt = owner < P
+    flat = (np.nonzero(dealt)[0] * P + owner[dealt]) * C + cards[dealt]
+    extra = np.bincount(flat, minlength=m * P * C).reshape(m, P, C)
+    world.hand += extra.transpose(1, 2, 0).astype(np.int8)
+
+    # A deck card's source is its place in the shuffled list: after the hand cards, the
+    # pile in deck order, then the removed cards in deck order.
+    hidden = need.sum(axis=0)  # [m]
+    pile_left = queries.pile_left(world.pile_pos.astype(np.int64))
+    pos = slot[None, :]
+    pile_pos = world.pile_pos.astype(np.int64)[:, None]
+    removed = np.zeros((1, DECK_SIZE), bool)
+    removed[:, queries.REMOVED] = True
+    source = np.where(queries.in_pile(world.pile_pos).T, hidden[:, None] + pos - pile_pos,
+                      np.where(removed, hidden[:, None] + pile_left[:, None] + pos - queries.REMOVED.start, -1))
+    deck = np.where(source >= 0, np.take_along_axis(cards, np.maximum(source, 0), axis=1), -1)
+    world.deck[:] = deck.T.astype(np.int8)
+
+
+def shuffled_pool(pool: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """int[m, 45]: each column's pool (``pool`` int[C, m], counts per company) as a list of
+    company ids in the order of ``keys`` (float[m, 45] in [0, 1): slot k of the list by
+    company has key ``keys[i, k]``; changed), padded with C at the end."""
+    bounds = np.cumsum(pool, axis=0)  # [C, m]
+    cards = (np.arange(DECK_SIZE)[None, None, :] >= bounds.T[:, :, None]).sum(axis=1)  # [m, 45]; C = padding
+    keys[cards == C] = 2.0
+    return np.take_along_axis(cards, np.argsort(keys, axis=1), axis=1)
