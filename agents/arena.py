@@ -414,10 +414,7 @@ def _checked(game: Game, players, games, seed, rules, turn_cap, batch_size) -> t
         raise ValueError(f"batch_size must be None or a positive int, got {batch_size!r}")
     if rules is None:
         return players, seed, game.make_rules(players, turn_cap=turn_cap)
-    kind = type(game.make_rules(players))
-    if not isinstance(rules, kind):
-        raise ValueError(f"rules must be a {kind.__module__}.{kind.__name__} ({game.title}), "
-                         f"got {type(rules).__name__}: {rules!r}")
+    game.check_rules(rules)
     if rules.num_players != players:
         raise ValueError(f"rules.num_players={rules.num_players} differs from players={players}")
     if turn_cap != DEFAULT_TURN_CAP and turn_cap != rules.turn_cap:

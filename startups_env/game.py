@@ -45,6 +45,8 @@ class Game:
         observe(state, seats=None): float32[B, obs_dim], each game from ``seats``
             (default: the seat to act).
         privileged(state, seats): float32[B, privileged_dim], or None.
+        observation_bounds(rules, players): (low, high) float32[obs_dim] of the
+            observation over the table sizes ``players``.
         public_state(state, seats): the games as ``seats`` may know them, for bots that
             declare ``needs = {"public"}``; None if the game offers none.
         history(batch_size): a record of the games' decisions for bots that declare
@@ -68,11 +70,25 @@ class Game:
     shuffled_decks: Callable[..., Any]
     observe: Callable[..., np.ndarray]
     privileged: Callable[..., np.ndarray] | None
+    observation_bounds: Callable[..., tuple[np.ndarray, np.ndarray]]
     public_state: Callable[..., Any] | None
     history: Callable[[int], Any] | None
     progress: Callable[..., np.ndarray]
     outcome: Callable[..., dict]
     action_to_string: Callable[[int], str]
+
+
+    def default_rules(self, **options):
+        """The game's settings at its usual table of four (or its nearest size)."""
+        return self.make_rules(min(max(4, self.min_players), self.max_players), **options)
+
+    def check_rules(self, rules):
+        """``rules`` if it is this game's settings object, else a ValueError naming both."""
+        kind = type(self.default_rules())
+        if not isinstance(rules, kind):
+            raise ValueError(f"rules must be a {kind.__module__}.{kind.__name__} ({self.title}), "
+                             f"got {type(rules).__name__}: {rules!r}")
+        return rules
 
 
 def deal_rows(decks, index):

@@ -6,7 +6,7 @@ import numpy as np
 
 from startups_env.game import Game
 from startups_env.startups.history import History
-from startups_env.startups.observe import HIDDEN_DIM, OBS_DIM, hidden_observation, observe
+from startups_env.startups.observe import HIDDEN_DIM, OBS_DIM, hidden_observation, observation_bounds, observe
 from startups_env.startups.rules import DECK_SIZE, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, Rules, action_to_string, pile_start
 from startups_env.startups.simulator import Simulator
 from startups_env.startups.state import public_state, shuffled_decks
@@ -61,6 +61,7 @@ GAME = Game(
     shuffled_decks=deal_decks,
     observe=observe,
     privileged=hidden_observation,
+    observation_bounds=observation_bounds,
     public_state=public_state,
     history=History,
     progress=played_share,
