@@ -312,7 +312,7 @@ def _entry_seeds(players: int, seed: int, shard: int) -> list[int]:
     return [int(np.random.SeedSequence(seed, spawn_key=key).generate_state(1)[0]) for key in keys]
 
 
-def _build_agents(agents, players: int, seed: int) -> tuple[list, list[Agent], list[str]]:
+def _build_agents(agents, players: int, seed: int, game: str) -> tuple[list, list[Agent], list[str]]:
     """(specs, agents, names): ``specs`` holds each entry's spec string (None for an Agent
     object or a policy given as is), ``agents`` the built entries of shard 0."""
     if isinstance(agents, str):
@@ -333,7 +333,7 @@ def _build_agents(agents, players: int, seed: int) -> tuple[list, list[Agent], l
             names.append(policy_name(spec, f"agent {i}"))
             continue
         specs.append(spec)
-        built.append(build_agent(spec, seed=seeds[i], check_players=players))
+        built.append(build_agent(spec, seed=seeds[i], check_players=players, game=game))
         names.append(spec.strip())
     return specs, built, names
 
@@ -374,7 +374,7 @@ def run_arena(agents, players: int, games: int, seed: int = 0, *, rules=None,
     game = game_by_name(game)
     players, seed, rules = _checked(game, players, games, seed, rules, turn_cap, batch_size)
     pool = workers if isinstance(workers, Workers) else Workers(workers, ray_address)
-    specs, built, names = _build_agents(agents, players, seed)
+    specs, built, names = _build_agents(agents, players, seed, game.name)
     if not pool.local and None in specs:
         raise ValueError("Agent objects and plain policies can only play in this process: give agent specs "
                          "(e.g. module:callable) when the games are played by workers")
@@ -493,7 +493,7 @@ def _play_shard(job: _ShardJob, report) -> dict:
     cpu = time.process_time()
     # No trial games here: run_arena played them when it built shard 0's entries.
     seeds = _entry_seeds(players, job.seed, job.index)
-    agents = [agent if agent is not None else build_agent(job.specs[i], seed=seeds[i])
+    agents = [agent if agent is not None else build_agent(job.specs[i], seed=seeds[i], game=job.game)
               for i, agent in enumerate(job.agents)]
     # Shard k's Simulator seed is child (0, k) of the arena's seed (a one-shard run's
     # Simulator seed since before there were shards).

@@ -33,6 +33,7 @@ from torch import nn
 
 from startups_env.startups.observe import OBS_DIM, PIECES, SLICES
 from startups_env.startups.rules import MAX_PLAYERS, NUM_ACTIONS, NUM_COMPANIES
+from startups_env.table.games import DEFAULT_GAME, game_by_name
 
 from .base import Agent, check_act_inputs
 from .features import features as parse_features
@@ -43,7 +44,7 @@ FORMAT_VERSION = 1
 #: The shipped policy, loaded by ``make_agent("ppo")``.
 DEFAULT_WEIGHTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "weights", "ppo_startups.pt")
 #: Observation layout signature stored in checkpoints: the declared pieces, in order.
-OBS_LAYOUT = ",".join(f"{p.name}:{p.size}" for p in PIECES)
+OBS_LAYOUT = game_by_name(DEFAULT_GAME).obs_layout
 
 
 class CheckpointError(ValueError):
@@ -66,6 +67,19 @@ def obs_scale() -> np.ndarray:
 
 
 NUM_DERIVED = 9 * NUM_COMPANIES
+
+
+def bounds_scale(game: str, obs_dim: int) -> np.ndarray:
+    """float32[obs_dim]: the input scale of a network of another game (or size): one over
+    each feature's largest magnitude at the game's usual table (1 where it is 0 or
+    unbounded, or where the size is not the game's)."""
+    record = game_by_name(game)
+    if obs_dim != record.obs_dim:
+        return np.ones(obs_dim, np.float32)
+    low, high = record.observation_bounds(record.default_rules(), None)
+    largest = np.maximum(np.abs(low), np.abs(high))
+    largest = np.where(np.isfinite(largest) & (largest > 0), largest, 1.0)
+    return (1.0 / largest).astype(np.float32)
 
 
 def derived_features(obs: torch.Tensor) -> torch.Tensor:
@@ -145,20 +159,24 @@ class ActorCritic(nn.Module):
 
     def __init__(self, obs_dim: int = OBS_DIM, hidden: list[int] | tuple[int, ...] = (128, 128),
                  num_actions: int = NUM_ACTIONS, generator: torch.Generator | None = None, features: bool = True,
-                 critic_extra: int = 0, greedy_prior: bool = False, prior_init: float = 2.0):
+                 critic_extra: int = 0, greedy_prior: bool = False, prior_init: float = 2.0,
+                 game: str = DEFAULT_GAME):
         super().__init__()
         hidden = [int(h) for h in hidden]
         if not hidden or min(hidden) < 1:
             raise ValueError(f"hidden must list positive layer widths, got {hidden}")
         self.obs_dim, self.hidden, self.num_actions = int(obs_dim), hidden, int(num_actions)
-        # Derived features need the declared layout; a model of another size goes without.
-        self.features = bool(features) and self.obs_dim == OBS_DIM
+        self.game = game_by_name(game).name
+        # Derived features and the greedy prior read Startups' declared layout; a model of
+        # another size or game goes without.
+        startups = self.game == DEFAULT_GAME and self.obs_dim == OBS_DIM
+        self.features = bool(features) and startups
         # Training-only critic inputs (e.g. hidden hands, the opponent's kind): play never
         # needs the critic, so a policy with a privileged critic still acts from obs alone.
         self.critic_extra = int(critic_extra)
-        scale = obs_scale() if obs_dim == OBS_DIM else np.ones(obs_dim, np.float32)
+        scale = obs_scale() if startups else bounds_scale(self.game, self.obs_dim)
         self.register_buffer("obs_scale", torch.as_tensor(scale))
-        self.greedy_prior = bool(greedy_prior) and self.obs_dim == OBS_DIM and self.num_actions == NUM_ACTIONS
+        self.greedy_prior = bool(greedy_prior) and startups and self.num_actions == NUM_ACTIONS
         if self.greedy_prior:
             self.prior_weight = nn.Parameter(torch.tensor(float(prior_init)))
         inputs = obs_dim + (NUM_DERIVED if self.features else 0) + (self.num_actions if self.greedy_prior else 0)
@@ -168,7 +186,7 @@ class ActorCritic(nn.Module):
     def config(self) -> dict[str, Any]:
         return {"obs_dim": self.obs_dim, "num_actions": self.num_actions, "hidden": list(self.hidden),
                 "features": self.features, "critic_extra": self.critic_extra, "greedy_prior": self.greedy_prior,
-                "obs_layout": OBS_LAYOUT}
+                "obs_layout": game_by_name(self.game).obs_layout, "game": self.game}
 
     def inputs(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         """(the network input: the scaled observation, + the derived features, + the
@@ -222,9 +240,10 @@ def checkpoint_dict(model: ActorCritic, **extra) -> dict[str, Any]:
             "model": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}, **extra}
 
 
-def read_checkpoint(path: str) -> dict[str, Any]:
-    """Load and validate a checkpoint dict (weights only). Raises FileNotFoundError if the
-    file is missing and :class:`CheckpointError` if it is not a usable checkpoint."""
+def read_checkpoint(path: str, game: str = DEFAULT_GAME) -> dict[str, Any]:
+    """Load and validate a checkpoint dict (weights only) of a network that plays ``game``.
+    Raises FileNotFoundError if the file is missing and :class:`CheckpointError` if it is
+    not a usable checkpoint."""
     path = os.fspath(path)
     if os.path.isdir(path):
         raise CheckpointError(f"{path} is a folder, not a PPO checkpoint file (a training run's policy is "
@@ -253,17 +272,26 @@ def read_checkpoint(path: str) -> dict[str, Any]:
     config = data.get("config")
     if not isinstance(config, dict) or not isinstance(data.get("model"), dict):
         raise CheckpointError(f"{path} lacks the 'config' or 'model' entry")
-    if config.get("obs_dim") != OBS_DIM or config.get("num_actions") != NUM_ACTIONS:
+    check_game(config, path, game_by_name(game))
+    return data
+
+
+def check_game(config: dict, path: str, game) -> None:
+    """CheckpointError unless the network of ``config`` was trained on ``game``, with its
+    observation size, layout and action count (a checkpoint without a game is *Startups*')."""
+    trained = config.get("game", DEFAULT_GAME)
+    if trained != game.name:
+        raise CheckpointError(f"{path} was trained on the game {trained!r}, not {game.name!r}")
+    if config.get("obs_dim") != game.obs_dim or config.get("num_actions") != game.num_actions:
         raise CheckpointError(
             f"{path} was trained for obs_dim={config.get('obs_dim')}, num_actions={config.get('num_actions')}; "
-            f"this startups_env has obs_dim={OBS_DIM}, num_actions={NUM_ACTIONS}"
+            f"this startups_env has obs_dim={game.obs_dim}, num_actions={game.num_actions} ({game.title})"
         )
-    if config.get("obs_layout") != OBS_LAYOUT:
+    if config.get("obs_layout") != game.obs_layout:
         raise CheckpointError(
             f"{path} was trained on another observation layout:\n  checkpoint: {config.get('obs_layout')}\n"
-            f"  this build: {OBS_LAYOUT}"
+            f"  this build: {game.obs_layout}"
         )
-    return data
 
 
 def model_from_checkpoint(data: dict[str, Any], path: str = "<checkpoint>") -> ActorCritic:
@@ -273,7 +301,8 @@ def model_from_checkpoint(data: dict[str, Any], path: str = "<checkpoint>") -> A
         model = ActorCritic(config["obs_dim"], config["hidden"], config["num_actions"],
                             features=bool(config.get("features", False)),
                             critic_extra=int(config.get("critic_extra", 0)),
-                            greedy_prior=bool(config.get("greedy_prior", False)))
+                            greedy_prior=bool(config.get("greedy_prior", False)),
+                            game=config.get("game", DEFAULT_GAME))
         model.load_state_dict(data["model"])
     except (KeyError, TypeError, ValueError, RuntimeError) as exc:
         raise CheckpointError(f"{path}: weights do not match the declared network {config}: {exc}") from exc
@@ -304,7 +333,7 @@ class PPOAgent(Agent):
 
     def logits(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """float32[B, 19] masked logits (illegal actions at float32 min)."""
-        obs, mask = check_act_inputs(obs, mask)
+        obs, mask = check_act_inputs(obs, mask, self.model.num_actions)
         if obs.shape[1] != self.model.obs_dim:
             raise ValueError(f"obs must have {self.model.obs_dim} features, got {obs.shape[1]}")
         with torch.inference_mode():
@@ -319,10 +348,13 @@ class PPOAgent(Agent):
 
 
 def load_ppo_agent(path: str | None = None, seed: int | None = None, *, deterministic: bool = True,
-                   name: str | None = None) -> PPOAgent:
+                   name: str | None = None, game: str = DEFAULT_GAME) -> PPOAgent:
     """A :class:`PPOAgent` from a checkpoint file (None: the shipped weights,
-    ``agents/weights/ppo_startups.pt``). Training checkpoints and exported policies both
-    load. Raises FileNotFoundError / :class:`CheckpointError` with the reason."""
+    ``agents/weights/ppo_startups.pt``) of a network that plays ``game``. Training
+    checkpoints and exported policies both load. Raises FileNotFoundError /
+    :class:`CheckpointError` with the reason."""
+    if path is None and game_by_name(game).name != DEFAULT_GAME:
+        raise ValueError(f"no network ships for the game {game!r}: give one with 'ppo:PATH'")
     if path is None:
         path = DEFAULT_WEIGHTS
         if not os.path.isfile(path):
@@ -330,7 +362,7 @@ def load_ppo_agent(path: str | None = None, seed: int | None = None, *, determin
                 f"the shipped PPO weights are missing ({path}); train some with "
                 "`python -m startups_env.train.selfplay --out runs/x` and use 'ppo:runs/x/policy.pt'"
             )
-    data = read_checkpoint(path)
+    data = read_checkpoint(path, game)
     model = model_from_checkpoint(data, path)
     return PPOAgent(model, seed=seed, deterministic=deterministic,
                     name=name or ("ppo" if path == DEFAULT_WEIGHTS else f"ppo:{os.path.basename(path)}"))

@@ -62,9 +62,8 @@ import os
 import re
 import traceback
 
-from startups_env.startups.rules import Rules
-from startups_env.startups.simulator import Simulator
 from startups_env.table.driver import Table
+from startups_env.table.games import DEFAULT_GAME, game_by_name
 from startups_env.table.policy import as_policy, needs_of
 
 from .base import Agent
@@ -76,6 +75,10 @@ AGENT_NAMES = ("random", "greedy", "banker", "hoarder", "spoiler", "noisy", "sea
 _RULE_BASED = {"random": ("random_agent", "RandomAgent"), "greedy": ("greedy", "GreedyAgent"),
                "banker": ("banker", "BankerAgent"), "hoarder": ("hoarder", "HoarderAgent"),
                "spoiler": ("spoiler", "SpoilerAgent"), "noisy": ("noisy", "NoisyAgent")}
+#: The built-in bots of the other games (:mod:`startups_env.table.games`), as above: game ->
+#: {name: (module of this package, class)}. Their outside bots and ``ppo:PATH`` work as in
+#: *Startups*; the search, ``sb3:`` and OpenSpiel's bots are *Startups*' only.
+GAME_BOTS: dict[str, dict[str, tuple[str, str]]] = {}
 
 #: ``module:callable``: a dotted module name, a colon, an identifier (``ppo:`` and
 #: ``sb3:`` are read first).
@@ -177,17 +180,21 @@ def is_outside_spec(name: str) -> bool:
     return key.startswith("sb3:") or (not key.startswith("ppo:") and OUTSIDE_SPEC.fullmatch(key) is not None)
 
 
-def make_agent(name: str, *, seed: int | None = None, **kwargs) -> Agent:
+def make_agent(name: str, *, seed: int | None = None, game: str = DEFAULT_GAME, **kwargs) -> Agent:
     """An agent by name (see the module docstring): ``"random"``, ``"greedy"``,
     ``"banker"``, ``"hoarder"``, ``"spoiler"``, ``"noisy"``, ``"search"``, ``"ppo"`` (the
     shipped policy), ``"ppo:PATH"`` (a checkpoint), ``"sb3:PATH"`` (a MaskablePPO zip),
     ``"openspiel:ismcts"``, ``"openspiel:random"``, ``"openspiel:module:callable"``
     (OpenSpiel's bots) or ``"module:callable"`` (an outside bot's factory). kwargs go to the agent's constructor or factory (e.g.
     ``make_agent("search", determinizations=8)``); the search bot's ``rollout_policy`` may
-    be a name, built here."""
+    be a name, built here. ``game``: the game it plays, by name (the bots of another game:
+    :data:`GAME_BOTS`)."""
     if not isinstance(name, str):
         raise ValueError(f"agent name must be a string, got {name!r}")
     key = name.strip()
+    game = game_by_name(game).name
+    if game != DEFAULT_GAME:
+        return _other_game_agent(game, key, seed, kwargs)
     if key in _RULE_BASED:  # (each module imported when its bot is first asked for)
         module, cls = _RULE_BASED[key]
         return getattr(importlib.import_module(f".{module}", __package__), cls)(seed=seed, **kwargs)
@@ -223,7 +230,8 @@ def make_agent(name: str, *, seed: int | None = None, **kwargs) -> Agent:
                             "(or 'ppo:PATH', 'sb3:PATH', 'openspiel:ismcts', or an outside bot's 'module:callable')")
 
 
-def build_agent(spec: str, seed: int | None = None, *, check_players: int | None = None) -> Agent:
+def build_agent(spec: str, seed: int | None = None, *, check_players: int | None = None,
+                game: str = DEFAULT_GAME) -> Agent:
     """The agent of a spec such as ``"greedy"``, ``"ppo:PATH"``,
     ``"search[determinizations=8]"`` or ``"mybot:make_bot[level=2]"``
     (:func:`parse_agent_spec`, then :func:`make_agent`).
@@ -236,13 +244,13 @@ def build_agent(spec: str, seed: int | None = None, *, check_players: int | None
     check_players: for an outside bot (``module:callable``, ``sb3:PATH``), a table size:
     a second copy, built alike, first plays trial games of that size (:func:`check_agent`)
     and is thrown away, so the agent returned has not played yet (its results are those of
-    an unchecked one)."""
+    an unchecked one). ``game``: as in :func:`make_agent`."""
     name, kwargs = parse_agent_spec(spec)
     label = spec.strip()
     try:
-        agent = make_agent(name, seed=seed, **kwargs)
+        agent = make_agent(name, seed=seed, game=game, **kwargs)
         if check_players is not None and is_outside_spec(name):
-            check_agent(make_agent(name, seed=seed, **kwargs), check_players)
+            check_agent(make_agent(name, seed=seed, game=game, **kwargs), check_players, game=game)
     except UnknownAgentError:
         raise  # its message names the agent already
     except (TypeError, ValueError) as exc:
@@ -252,14 +260,16 @@ def build_agent(spec: str, seed: int | None = None, *, check_players: int | None
     return agent
 
 
-def check_agent(agent: Agent, players: int) -> None:
+def check_agent(agent: Agent, players: int, game: str = DEFAULT_GAME) -> None:
     """Play ``agent`` in every seat of trial games of ``players`` players (batches of 1
     and 3 games, :data:`TRIAL_STEPS` decisions each); a ValueError says what went wrong if it
     raises or returns an illegal, mistyped or mis-shaped action. The agent's generator and
-    any state it keeps move on: check a copy of the agent you will use."""
-    rules = Rules(num_players=players)
+    any state it keeps move on: check a copy of the agent you will use. ``game``: the game
+    of the trial games, by name."""
+    game = game_by_name(game)
+    rules = game.make_rules(players)
     for games in TRIAL_BATCHES:
-        table = Table(Simulator(rules, games, seed=games), [agent] * players, role="agent")
+        table = Table(game.make_simulator(rules, games, games), [agent] * players, role="agent")
         for _ in range(TRIAL_STEPS):
             try:
                 actions = table.act()
@@ -267,6 +277,23 @@ def check_agent(agent: Agent, players: int) -> None:
                 raise ValueError(f"failed on a trial game ({players} players, {games} game(s) at once) "
                                  f"before any real game: {exc}") from exc
             table.step(actions)
+
+
+def _other_game_agent(game: str, key: str, seed: int | None, kwargs: dict) -> Agent:
+    """A bot of ``game`` (not *Startups*): a built-in one of :data:`GAME_BOTS`, a network
+    checkpoint (``ppo:PATH``) or an outside bot."""
+    bots = GAME_BOTS.get(game, {})
+    if key in bots:
+        module, cls = bots[key]
+        return getattr(importlib.import_module(f".{module}", __package__), cls)(seed=seed, **kwargs)
+    if key.startswith("ppo:") and key[4:]:
+        from .ppo import load_ppo_agent
+
+        return load_ppo_agent(key[4:], seed=seed, game=game, **kwargs)
+    if OUTSIDE_SPEC.fullmatch(key) and not key.startswith(("ppo:", "sb3:")):
+        return _outside_agent(key, seed, kwargs)
+    raise UnknownAgentError(f"unknown agent {key!r} for the game {game!r}; its agents: "
+                            f"{', '.join(bots) or 'none built in'} (or 'ppo:PATH', or an outside bot's 'module:callable')")
 
 
 class OutsideAgent(Agent):

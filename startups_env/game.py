@@ -55,6 +55,8 @@ class Game:
         outcome(state): per-game results of finished games, ``ranks``, ``scores`` (int[B,
             max seats], by seat), ``truncated`` bool[B] and ``turns`` int[B].
         action_to_string(action): a readable name of an action id.
+        obs_layout: the observation's pieces as ``name:size,...``; a network checkpoint
+            records it, so that one trained on another layout is refused.
     """
 
     name: str
@@ -76,6 +78,7 @@ class Game:
     progress: Callable[..., np.ndarray]
     outcome: Callable[..., dict]
     action_to_string: Callable[[int], str]
+    obs_layout: str = ""
 
 
     def default_rules(self, **options):

@@ -15,7 +15,6 @@ import numpy as np
 import torch
 from startups_env.agents.ppo import ActorCritic, checkpoint_dict, model_from_checkpoint, read_checkpoint
 
-from startups_env.startups.rules import Rules
 
 from .common import hidden_sizes
 from .pool import OpponentPool
@@ -62,13 +61,13 @@ def merge_saved_args(saved: dict[str, Any], given: dict[str, Any], out: str) -> 
     return merged
 
 
-def training_checkpoint(model: ActorCritic, optimizer: torch.optim.Optimizer, args: dict[str, Any], rules: Rules,
+def training_checkpoint(model: ActorCritic, optimizer: torch.optim.Optimizer, args: dict[str, Any], rules,
                         progress: Progress, wall_time: float, pool: OpponentPool, np_rng: np.random.Generator,
                         gen: torch.Generator) -> dict[str, Any]:
     """Everything ``--resume`` needs (``wall_time``: of all invocations so far)."""
     return checkpoint_dict(
         model, kind="training", args=args,
-        rules={"players": args["players"], "rounds": rules.rounds, "turn_cap": rules.turn_cap, "reward": rules.reward},
+        rules={"players": args["players"], "rounds": getattr(rules, "rounds", 1), "turn_cap": rules.turn_cap, "reward": rules.reward},
         global_step=progress.global_step, decisions=progress.decisions, updates=progress.updates,
         wall_time=wall_time, optimizer=optimizer.state_dict(), pool=pool.to_data(),
         rng={"numpy": np_rng.bit_generator.state, "torch": gen.get_state()},

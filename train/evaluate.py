@@ -8,22 +8,25 @@ import os
 from startups_env.agents.arena import run_arena
 from startups_env.agents.ppo import ActorCritic, PPOAgent
 
-from startups_env.startups.rules import Rules
+from startups_env.table.games import game_by_name
 from startups_env.tools.files import atomic_write
 
 
-def evaluate(model: ActorCritic, opponents: list[str], players: int, games: int, seed: int, rules: Rules,
+def evaluate(model: ActorCritic, opponents: list[str], players: int, games: int, seed: int, rules,
              rate: bool = False):
     """Arena (seat-rotated) of the greedy-argmax policy against ``players - 1`` copies of
     each opponent. Returns {opponent: ArenaResult}; entry 0 is the policy. OpenSkill
-    ratings (``rate``) are left out of the periodic evaluations, where only speed counts."""
+    ratings (``rate``) are left out of the periodic evaluations, where only speed counts.
+    The game is the model's; ``rules`` gives the turn cap."""
     agent = PPOAgent(model, deterministic=True, name="ppo")
-    rules = Rules(num_players=players, turn_cap=rules.turn_cap)
+    game = game_by_name(model.game)
+    rules = game.make_rules(players, turn_cap=rules.turn_cap)
     results = {}
     was_training = model.training
     model.eval()
     for opp in opponents:
-        results[opp] = run_arena([agent] + [opp] * (players - 1), players, games, seed=seed, rules=rules, rate=rate)
+        results[opp] = run_arena([agent] + [opp] * (players - 1), players, games, seed=seed, rules=rules, rate=rate,
+                                 game=game)
     model.train(was_training)
     return results
 

@@ -20,6 +20,7 @@ from startups_env.agents.ppo import ActorCritic, PPOAgent
 from startups_env.agents.registry import build_agent
 
 from startups_env.envs.vector import PRIVILEGED_DIM
+from startups_env.table.games import DEFAULT_GAME
 
 
 @dataclass
@@ -53,12 +54,12 @@ class OpponentPool:
     snapshot's); the baselines get theirs from it too."""
 
     def __init__(self, model: ActorCritic, baselines: list[str], rng: np.random.Generator, *,
-                 self_play_share: float, pfsp_power: float, size: int):
+                 self_play_share: float, pfsp_power: float, size: int, game: str = DEFAULT_GAME):
         self.self_play_share, self.pfsp_power, self.size = self_play_share, pfsp_power, size
         self.entries = [PoolEntry("self", "self", PPOAgent(model, seed=int(rng.integers(2**31)), deterministic=False,
                                                            name="self"))]
         for name in baselines:
-            self.entries.append(PoolEntry(name, "baseline", build_agent(name, seed=int(rng.integers(2**31)))))
+            self.entries.append(PoolEntry(name, "baseline", build_agent(name, seed=int(rng.integers(2**31)), game=game)))
 
     def agents(self) -> list[Any]:
         return [e.agent for e in self.entries]
@@ -124,13 +125,13 @@ class CriticInputs:
     pile's make-up (``SeatBatch.privileged()``, scaled), and the kind of opponent at the
     table, one-hot over the live policy, a snapshot, and each baseline."""
 
-    def __init__(self, baselines: list[str], enabled: bool):
+    def __init__(self, baselines: list[str], enabled: bool, privileged_dim: int = PRIVILEGED_DIM):
         self.kinds = ["self", "snapshot", *baselines]
-        self.dim = PRIVILEGED_DIM + len(self.kinds) if enabled else 0
+        self.dim = privileged_dim + len(self.kinds) if enabled else 0
         self._onehot = np.eye(len(self.kinds), dtype=np.float32)
 
     def __call__(self, privileged: np.ndarray, opponent: np.ndarray, pool: OpponentPool) -> torch.Tensor | None:
-        """privileged: float[B, PRIVILEGED_DIM]; opponent: each game's pool index. None when
+        """privileged: float[B, privileged_dim]; opponent: each game's pool index. None when
         the critic has no extra inputs."""
         if not self.dim:
             return None

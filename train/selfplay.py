@@ -92,8 +92,8 @@ from startups_env.train.evaluate import eval_summary, evaluate, plot_learning_cu
 from startups_env.train.pool import CriticInputs, OpponentPool
 
 from startups_env.envs.vector import SeatBatch, parse_players
-from startups_env.startups.observe import OBS_DIM
-from startups_env.startups.rules import NUM_ACTIONS, REWARD_SCHEMES, Rules
+from startups_env.startups.rules import REWARD_SCHEMES
+from startups_env.table.games import DEFAULT_GAME, game_by_name
 from startups_env.tools.cli import prog
 
 
@@ -101,6 +101,8 @@ from startups_env.tools.cli import prog
 class Args:
     exp_name: str = "selfplay"
     """name of the run (TensorBoard text and policy metadata)"""
+    game: str = DEFAULT_GAME
+    """the game to train on: startups (Oink Games' Startups) or another game of startups_env.table.games"""
     seed: int = 1
     """seed of everything: deals, seats, opponents, initialisation, sampling"""
     out: str = "runs/selfplay"
@@ -220,8 +222,9 @@ def parse_args(argv=None) -> tuple[Args, dict[str, Any]]:
 
 def check_args(args: Args) -> None:
     """Raise ValueError naming the first bad setting."""
+    game = game_by_name(args.game)
     try:
-        parse_players(args.players)
+        parse_players(args.players, game.min_players, game.max_players)
     except ValueError as exc:
         raise ValueError(f"--players: {exc}") from None
     if args.reward not in REWARD_SCHEMES:
@@ -249,20 +252,20 @@ def check_args(args: Args) -> None:
             raise ValueError(f"--{name.replace('_', '-')} must be a finite number in {interval}, got {value}")
     if not args.out:
         raise ValueError("--out must name a folder")
-    Rules(num_players=args.eval_players, turn_cap=args.turn_cap)  # validates both
+    game.make_rules(args.eval_players, turn_cap=args.turn_cap)  # validates both
     if args.resume and args.overwrite:
         raise ValueError("--resume continues the run in --out and --overwrite replaces it: give one of them")
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         raise ValueError(f"--out {args.out} is a file, not a folder")
     if args.init_policy:
         try:  # read here, so that a missing or broken file fails before any folder or file is made
-            read_checkpoint(args.init_policy)
+            read_checkpoint(args.init_policy, game.name)
         except (ValueError, FileNotFoundError) as exc:
             raise ValueError(f"--init-policy: {exc}") from None
     for flag, names in (("--baselines", args.baselines), ("--eval-opponents", args.eval_opponents)):
         for name in split_names(names):
             try:  # built once here, so that a typo or a missing checkpoint fails before any training
-                build_agent(name)
+                build_agent(name, game=game.name)
             except (ValueError, FileNotFoundError) as exc:
                 raise ValueError(f"{flag}: {exc}") from None
 
@@ -334,9 +337,9 @@ class Rollout:
     extra: torch.Tensor  # the privileged critic's inputs ([..., 0] without them)
 
     @classmethod
-    def empty(cls, num_steps: int, num_envs: int, extra_dim: int) -> Rollout:
+    def empty(cls, num_steps: int, num_envs: int, extra_dim: int, obs_dim: int, num_actions: int) -> Rollout:
         t, b = num_steps, num_envs
-        return cls(obs=torch.zeros((t, b, OBS_DIM)), mask=torch.zeros((t, b, NUM_ACTIONS), dtype=torch.bool),
+        return cls(obs=torch.zeros((t, b, obs_dim)), mask=torch.zeros((t, b, num_actions), dtype=torch.bool),
                    action=torch.zeros((t, b), dtype=torch.long), logp=torch.zeros((t, b)), value=torch.zeros((t, b)),
                    reward=torch.zeros((t, b)), done=torch.zeros((t, b)), extra=torch.zeros((t, b, extra_dim)))
 
@@ -457,7 +460,7 @@ def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, buf: Rollou
     model.train()
     n = buf.action.numel()
     minibatch = n // args.num_minibatches
-    obs, mask = buf.obs.reshape(n, OBS_DIM), buf.mask.reshape(n, NUM_ACTIONS)
+    obs, mask = buf.obs.reshape(n, model.obs_dim), buf.mask.reshape(n, model.num_actions)
     act, old_logp, extra = buf.action.reshape(n), buf.logp.reshape(n), buf.extra.reshape(n, buf.extra.shape[-1])
     adv, ret, val = advantages.reshape(n), returns.reshape(n), buf.value.reshape(n)
     with torch.no_grad():  # functions of the observation alone: once per update, not per epoch
@@ -490,7 +493,7 @@ class Run:
     """What the pieces of a training run share."""
 
     args: Args
-    rules: Rules
+    rules: Any  # the game's settings (startups_env.Rules in Startups)
     model: ActorCritic
     optimizer: torch.optim.Optimizer
     np_rng: np.random.Generator  # shuffles minibatches, seeds the pool's agents
@@ -524,24 +527,26 @@ class Run:
 def setup(args: Args, saved: dict[str, Any] | None) -> Run:
     """Build a run from checked args, or take back ``saved`` (a training checkpoint) into it."""
     torch.set_num_threads(args.torch_threads)
-    players = parse_players(args.players)
-    rules = Rules(num_players=players[0], turn_cap=args.turn_cap, reward=args.reward)
+    game = game_by_name(args.game)
+    players = parse_players(args.players, game.min_players, game.max_players)
+    rules = game.make_rules(players[0], turn_cap=args.turn_cap, reward=args.reward)
     env_seq, np_seq, torch_seq = np.random.SeedSequence(args.seed).spawn(3)
     np_rng = np.random.default_rng(np_seq)
     gen = torch.Generator().manual_seed(int(torch_seq.generate_state(1)[0]))
     baselines = split_names(args.baselines)
-    critic = CriticInputs(baselines, args.privileged_critic)
+    critic = CriticInputs(baselines, args.privileged_critic, game.privileged_dim)
 
     def new_network(generator: torch.Generator | None = None) -> ActorCritic:
-        return ActorCritic(OBS_DIM, hidden_sizes(args.hidden), NUM_ACTIONS, generator=generator,
-                           features=args.features, critic_extra=critic.dim, greedy_prior=args.greedy_prior)
+        return ActorCritic(game.obs_dim, hidden_sizes(args.hidden), game.num_actions, generator=generator,
+                           features=args.features, critic_extra=critic.dim, greedy_prior=args.greedy_prior,
+                           game=game.name)
 
     model = new_network(gen)
     if saved is None and args.init_policy:
         start_from_policy(model, args.init_policy)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.learning_rate, eps=1e-5)
     pool = OpponentPool(model, baselines, np_rng, self_play_share=args.self_play_share, pfsp_power=args.pfsp_power,
-                        size=args.pool_size)
+                        size=args.pool_size, game=game.name)
     if saved is None:
         progress = Progress(schedule={"snapshot": args.snapshot_every, "eval": eval_interval(args),
                                       "checkpoint": args.checkpoint_every})
@@ -550,7 +555,7 @@ def setup(args: Args, saved: dict[str, Any] | None) -> Run:
                                     gen, new_network)
     # Environments: a fresh deal on resume, seeded from (seed, updates) so it differs from the first run.
     batch = SeatBatch(args.num_envs, pool.agents(), rules=rules, players=players, opponent_weights=pool.weights(),
-                      seed=np.random.SeedSequence([int(env_seq.generate_state(1)[0]), progress.updates]))
+                      seed=np.random.SeedSequence([int(env_seq.generate_state(1)[0]), progress.updates]), game=game)
     from torch.utils.tensorboard import SummaryWriter
 
     if saved is None and args.overwrite:
@@ -732,7 +737,7 @@ def train(args: Args, given: dict[str, Any] | None = None) -> dict[str, Any]:
     args, saved = resolve_args(args, given)
     run = setup(args, saved)
     model, optimizer, batch, progress = run.model, run.optimizer, run.batch, run.progress
-    buf = Rollout.empty(args.num_steps, args.num_envs, run.critic.dim)
+    buf = Rollout.empty(args.num_steps, args.num_envs, run.critic.dim, run.model.obs_dim, run.model.num_actions)
     bar = progress_bar(run)
     if saved is None:  # where the curve starts: the untrained policy (greedy's moves with --greedy-prior)
         run_eval(run, args.eval_games, seed=args.seed + 1)

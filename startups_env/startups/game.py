@@ -6,7 +6,7 @@ import numpy as np
 
 from startups_env.game import Game
 from startups_env.startups.history import History
-from startups_env.startups.observe import HIDDEN_DIM, OBS_DIM, hidden_observation, observation_bounds, observe
+from startups_env.startups.observe import HIDDEN_DIM, OBS_DIM, PIECES, hidden_observation, observation_bounds, observe
 from startups_env.startups.rules import DECK_SIZE, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, Rules, action_to_string, pile_start
 from startups_env.startups.simulator import Simulator
 from startups_env.startups.state import public_state, shuffled_decks
@@ -67,4 +67,5 @@ GAME = Game(
     progress=played_share,
     outcome=outcome,
     action_to_string=action_to_string,
+    obs_layout=",".join(f"{p.name}:{p.size}" for p in PIECES),
 )

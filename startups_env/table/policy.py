@@ -159,23 +159,24 @@ def as_policy(policy: Any) -> Policy:
                      f"got {type(policy).__name__} {policy!r}")
 
 
-def check_act_inputs(obs, mask) -> tuple[np.ndarray, np.ndarray]:
+def check_act_inputs(obs, mask, num_actions: int = NUM_ACTIONS) -> tuple[np.ndarray, np.ndarray]:
     """Validate the arguments of a policy's ``act``; returns them as float32[B, D] and
-    bool[B, 19]. One game may come as the PettingZoo env gives it, obs[D] and an int8 (or
-    bool) mask[19]; it is returned as a batch of one (the policy then returns int[1],
-    which the env's ``step`` accepts). Integer masks must hold only 0 and 1."""
+    bool[B, A] (A = ``num_actions``, *Startups*' 19 by default). One game may come as the
+    PettingZoo env gives it, obs[D] and an int8 (or bool) mask[A]; it is returned as a
+    batch of one (the policy then returns int[1], which the env's ``step`` accepts).
+    Integer masks must hold only 0 and 1."""
     obs = np.asarray(obs)
     mask = np.asarray(mask)
     if obs.ndim == 1 and mask.ndim == 1:  # one game
         obs, mask = obs[None], mask[None]
     if obs.ndim != 2:
         raise ValueError(f"obs must be float32[B, OBS_DIM] (or [OBS_DIM] for one game), got shape {list(obs.shape)}")
-    if mask.ndim != 2 or mask.shape != (obs.shape[0], NUM_ACTIONS):
-        raise ValueError(f"mask must be bool[{obs.shape[0]}, {NUM_ACTIONS}], got {mask.dtype} {list(mask.shape)}")
+    if mask.ndim != 2 or mask.shape != (obs.shape[0], num_actions):
+        raise ValueError(f"mask must be bool[{obs.shape[0]}, {num_actions}], got {mask.dtype} {list(mask.shape)}")
     if mask.dtype != bool:
         # The env's int8 mask; a float or a 2 would be a caller's bug, not a mask.
         if mask.dtype.kind not in "iu" or np.count_nonzero((mask != 0) & (mask != 1)):
-            raise ValueError(f"mask must be bool (or integer 0/1) [{obs.shape[0]}, {NUM_ACTIONS}], got {mask.dtype}"
+            raise ValueError(f"mask must be bool (or integer 0/1) [{obs.shape[0]}, {num_actions}], got {mask.dtype}"
                              + ("" if mask.dtype.kind not in "iu" else " with values other than 0 and 1"))
         mask = mask.astype(bool)
     if not mask.any(axis=1).all():
