@@ -112,3 +112,25 @@ def observe(s: State, seats: np.ndarray | None = None, games: np.ndarray | None 
     ]
     out = np.concatenate([np.asarray(p, np.float32).reshape(k, -1) for p in parts], axis=1)
     return out
+
+
+def _split(block: np.ndarray, pieces) -> dict[str, np.ndarray]:
+    out, at = {}, 0
+    for name, size in pieces:
+        out[name] = block[..., at:at + size] if size > 1 else block[..., at]
+        at += size
+    return out
+
+
+def views(obs: np.ndarray) -> dict[str, np.ndarray]:
+    """Named pieces of observations float32[B, OBS_DIM]: each piece of :data:`PIECES` as
+    [B, size] (or [B] for size 1), except ``"seats"`` (a dict of [B, P, ...] arrays, relative
+    seats, pieces of :data:`PER_SEAT`) and ``"projects"`` (a dict of [B, 29, ...] arrays,
+    pieces of :data:`PER_PROJECT`)."""
+    obs = np.asarray(obs, np.float32)
+    if obs.ndim != 2 or obs.shape[1] != OBS_DIM:
+        raise ValueError(f"observations must be float32[B, {OBS_DIM}], got {list(obs.shape)}")
+    out = _split(obs, PIECES)
+    out["seats"] = _split(out["seats"].reshape(len(obs), P, -1), PER_SEAT)
+    out["projects"] = _split(out["projects"].reshape(len(obs), C.NUM_PROJECTS, -1), PER_PROJECT)
+    return out
