@@ -286,6 +286,10 @@ class Game:
     def step(self, a):
         if a not in self.legal():
             raise ValueError(f"illegal action {a} ({R.action_to_string(a)}) in the {R.PHASE_NAMES[self.phase]} phase")
+        self.apply(a)
+
+    def apply(self, a):
+        """Play action ``a``, known to be legal."""
         seat = self.current
         if self.phase == R.PROJECT_OFFER:
             self.step_project_offer(a)

@@ -25,8 +25,8 @@ SCALARS = ("num_players", "turn", "active", "current", "phase", "main_seat", "re
 
 
 def write_reference(out: State, g: int, game: Game) -> None:
-    """Lay the reference game out as game ``g`` of ``out`` (the simulator's fields)."""
-    out.clear([g])
+    """Lay the reference game out as game ``g`` of ``out`` (the simulator's fields), which
+    must hold the empty game there (``State.empty``, ``State.clear``)."""
     values = vars(game)
     for name in SCALARS:
         getattr(out, name)[g] = values.get(name, game.n)
@@ -76,6 +76,7 @@ def play_both(num_players: int, count: int, seed: int) -> int:
     running = changed = np.arange(count)
     decisions = 0
     while running.size:
+        expected.clear(changed)
         for g in changed:  # (the games stepped last, those that just ended included)
             write_reference(expected, g, games[g])
             expected_mask[g] = False
@@ -84,15 +85,15 @@ def play_both(num_players: int, count: int, seed: int) -> int:
         actions = sim.random_actions(rng=rng)
         result = sim.step(actions)
         for g in running:
-            games[g].step(int(actions[g]))
+            games[g].apply(int(actions[g]))  # (legal: the masks agreed)
             if games[g].done:
                 assert result.ranks[g, :num_players].tolist() == games[g].ranks
                 assert result.rewards[g].sum() == pytest.approx(0, abs=1e-6)
         decisions += running.size
         changed, running = running, running[~sim.done[running]]
+    expected.clear(changed)
     for g in changed:
         write_reference(expected, g, games[g])
-        expected_mask[g] = False
     assert_same(sim, expected, np.zeros_like(expected_mask), decisions)
     return decisions
 
