@@ -21,7 +21,7 @@ import numpy as np
 from startups_env.startap import cards as C
 from startups_env.startap import rules as R
 from startups_env.startap.observe import OBS_DIM, observe, views
-from startups_env.startap.simulator import Simulator
+from startups_env.startap.simulator import Simulator, uniform_legal
 
 from .base import Agent
 
@@ -54,10 +54,7 @@ class StartapRandomAgent(Agent):
 
     def act(self, obs, mask, *, public=None, history=None):
         _, mask = check_inputs(obs, mask)
-        u = self.rng.random(mask.shape[0])
-        counts = mask.sum(axis=1)
-        pick = (u * counts).astype(np.int64)
-        return (mask & (np.cumsum(mask, axis=1) - 1 == pick[:, None])).argmax(axis=1).astype(np.int64)
+        return uniform_legal(mask, self.rng)
 
 
 class Position:

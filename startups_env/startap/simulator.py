@@ -24,6 +24,16 @@ P = MAX_PLAYERS
 DECK_SIZES = {"project_deck": NUM_PROJECTS, "opportunity_deck": NUM_OPPORTUNITIES, "incident_deck": NUM_INCIDENTS}
 
 
+def uniform_legal(mask, rng: np.random.Generator) -> np.ndarray:
+    """int64[B]: one uniformly random legal action per row of ``mask`` bool[B, A] (0 where a
+    row has none), from one draw of ``rng`` per row."""
+    mask = np.asarray(mask, bool)
+    counts = mask.sum(axis=1)
+    pick = (rng.random(mask.shape[0]) * counts).astype(np.int64)
+    chosen = (mask & (np.cumsum(mask, axis=1) - 1 == pick[:, None])).argmax(axis=1)
+    return np.where(counts > 0, chosen, 0)
+
+
 class Simulator:
     """B games of *Стартап*; one :meth:`step` applies one decision to each.
 
@@ -129,13 +139,7 @@ class Simulator:
 
     def random_actions(self, mask: np.ndarray | None = None, rng: np.random.Generator | None = None) -> np.ndarray:
         """int64[B]: a uniformly random legal action per game (0 in finished games)."""
-        mask = self.legal_mask() if mask is None else np.asarray(mask, bool)
-        rng = self.rng if rng is None else rng
-        counts = mask.sum(axis=1)
-        pick = (rng.random(mask.shape[0]) * counts).astype(np.int64)
-        order = np.cumsum(mask, axis=1) - 1
-        chosen = (mask & (order == pick[:, None])).argmax(axis=1)
-        return np.where(counts > 0, chosen, 0)
+        return uniform_legal(self.legal_mask() if mask is None else mask, self.rng if rng is None else rng)
 
     def _check(self, actions, active) -> tuple[np.ndarray, np.ndarray]:
         b = self.batch_size
