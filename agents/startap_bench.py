@@ -1,0 +1,117 @@
+"""Стартап's figures: ``python -m startups_env.agents.startap_bench``.
+
+Prints one line per figure (speeds are the median of ``--repeats`` runs of ``--seconds``
+wall-clock seconds, random legal actions, finished games re-dealt inside the timed loop):
+
+    batch B=... players=4 decisions_per_s=...   Simulator: random_actions() + step()
+    aec players=4 decisions_per_s=...            the PettingZoo env in the usual random-agent loop
+    game_length players=N bots=random decisions=... turns=...   mean of --games games at each table size
+    game_length players=N bots=builder decisions=... turns=...  the same with the builder bot in every seat
+    wins players=2 A_vs_B=...                    share of --matches seat-rotated games A wins against B
+
+A decision is one action of one player. Options: ``--players 4``, ``--repeats 3``,
+``--seconds 2.0``, ``--batch-sizes 1,256,4096``, ``--games 1000``, ``--matches 400`` (0 to
+skip), ``--quick`` (short runs and few games, for a smoke test).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import statistics
+import time
+
+import numpy as np
+
+from startups_env.envs.startap_aec import env as make_env
+from startups_env.startap.observe import observe
+from startups_env.startap.simulator import Simulator
+from startups_env.tools.cli import prog, table_size_arg
+
+from .startap_bots import make_startap_agent, play_games
+
+
+def batch_rate(batch: int, players: int, seconds: float) -> float:
+    sim = Simulator(batch, num_players=players, seed=0)
+    decisions, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        finished = np.flatnonzero(sim.done)
+        if finished.size:
+            sim.reset_games(finished)
+        sim.step(sim.random_actions())
+        decisions += batch
+    return decisions / (time.perf_counter() - start)
+
+
+def aec_rate(players: int, seconds: float) -> float:
+    e = make_env(num_players=players)
+    decisions, start, seed = 0, time.perf_counter(), 0
+    while time.perf_counter() - start < seconds:
+        e.reset(seed=seed)
+        seed += 1
+        for agent in e.agent_iter():
+            obs, _, term, trunc, _ = e.last()
+            if term or trunc:
+                e.step(None)
+                continue
+            e.step(e.action_space(agent).sample(obs["action_mask"]))
+            decisions += 1
+    return decisions / (time.perf_counter() - start)
+
+
+def game_length(players: int, games: int, bot: str) -> tuple[float, float]:
+    """Mean decisions and turns of a game with ``bot`` in every seat."""
+    sim = Simulator(games, num_players=players, seed=players)
+    agent = make_startap_agent(bot, seed=0)
+    decisions = np.zeros(games)
+    while not sim.done.all():
+        running = np.flatnonzero(~sim.done)
+        actions = np.zeros(games, np.int64)
+        actions[running] = agent.act(observe(sim.state, games=running), sim.legal_mask()[running])
+        sim.step(actions)
+        decisions[running] += 1
+    return float(decisions.mean()), float(sim.state.turn.mean() + 1)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog("startups_env.agents.startap_bench"),
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--players", type=table_size_arg, default=4)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=2.0)
+    parser.add_argument("--batch-sizes", default="1,256,4096")
+    parser.add_argument("--games", type=int, default=1000)
+    parser.add_argument("--matches", type=int, default=400)
+    parser.add_argument("--quick", action="store_true")
+    return parser
+
+
+def main(argv=None) -> None:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        sizes = [int(x) for x in args.batch_sizes.split(",")]
+    except ValueError:
+        parser.error(f"--batch-sizes must be comma-separated ints, got {args.batch_sizes!r}")
+    if args.quick:
+        args.repeats, args.seconds, args.games, args.matches = 1, 0.25, 16, min(args.matches, 16)
+    if not 2 <= args.players <= 6 or args.repeats < 1 or args.seconds <= 0 or min(sizes) < 1 or args.games < 1:
+        parser.error("need 2-6 players, repeats >= 1, seconds > 0, batch sizes >= 1 and games >= 1")
+    for b in sizes:
+        rate = statistics.median(batch_rate(b, args.players, args.seconds) for _ in range(args.repeats))
+        print(f"batch B={b} players={args.players} decisions_per_s={rate:.0f}", flush=True)
+    rate = statistics.median(aec_rate(args.players, args.seconds) for _ in range(args.repeats))
+    print(f"aec players={args.players} decisions_per_s={rate:.0f}", flush=True)
+    for bot, n in itertools.product(("random", "builder"), range(2, 7)):
+        decisions, turns = game_length(n, args.games, bot)
+        print(f"game_length players={n} bots={bot} decisions={decisions:.1f} turns={turns:.2f}", flush=True)
+    if args.matches:
+        for a, b in itertools.permutations(("random", "builder", "outsourcer"), 2):
+            if a < b:
+                wins = play_games([make_startap_agent(a, seed=0), make_startap_agent(b, seed=1)], 2, args.matches,
+                                  seed=7)["wins"]
+                print(f"wins players=2 {a}_vs_{b}={wins[0]:.3f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

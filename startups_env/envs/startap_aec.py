@@ -1,0 +1,214 @@
+"""
+# Стартап
+
+A PettingZoo AEC environment for *Стартап* (Mosigra, 2011): 2-6 players turn project
+ideas into income and the first to 27 coins wins. The rules, the card set, the action
+encoding and every decision the rulebook leaves open are in `docs/startap.md`; they live in
+the batch simulator `startups_env.startap.simulator.Simulator`, which this environment
+drives with a batch of one game.
+
+    from startups_env.envs.startap_aec import env
+    e = env(num_players=4)
+    e.reset(seed=0)
+    for agent in e.agent_iter():
+        obs, reward, termination, truncation, info = e.last()
+        action = None if termination or truncation else e.action_space(agent).sample(obs["action_mask"])
+        e.step(action)
+
+**Decisions.** One agent acts at a time: the player offered a project, the next player to
+commit to an incident's pool, the player whose part of the turn it is (a sequence of
+decisions ending with "done"), or the owner answering a work offer. `agent_selection` is
+that agent.
+
+**Observation.** `{"observation": float32[936], "action_mask": int8[271]}`: what the
+observed agent may know, seats relative to it (`startups_env.startap.observe.PIECES`); the
+mask is all zeros for agents not on turn. Other hands, the decks and the pool's sealed
+commitments are never in it.
+
+**Actions.** Discrete(271), see `docs/startap.md` ("Actions"). An illegal action or one
+that is not an integer id raises `ValueError` naming the agent and the legal actions, and
+the game is unchanged.
+
+**Rewards.** Zero until the game ends; then +1 to the winner and -1/(N-1) to each other
+agent. `infos[agent]` then holds `"score"` (coins), `"rank"` (0 = winner) and
+`"truncated"` (the 60-turn cap ended it).
+"""
+
+from __future__ import annotations
+
+import operator
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from startups_env.startap import cards as C
+from startups_env.startap.observe import OBS_DIM, observe
+from startups_env.startap.rules import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, PHASE_NAMES, action_to_string
+from startups_env.startap.simulator import Simulator
+
+__all__ = ["env", "raw_env"]
+
+_OBS_HIGH = 255.0  # every piece is a count, a flag or a number of coins, weeks or turns
+
+
+def env(num_players: int = 4, render_mode: str | None = None) -> AECEnv:
+    """The Стартап AEC environment with PettingZoo's order-enforcing wrapper."""
+    return wrappers.OrderEnforcingWrapper(raw_env(num_players, render_mode))
+
+
+class raw_env(AECEnv):
+    """Стартап as an unwrapped PettingZoo ``AECEnv`` (see the module docstring).
+
+    Args:
+        num_players: seats, 2-6 (default 4).
+        render_mode: None, ``"ansi"`` (``render()`` returns the table as text) or
+            ``"human"`` (prints it after every step).
+    """
+
+    metadata = {"name": "startap_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False,
+                "render_fps": 2}
+
+    def __init__(self, num_players: int = 4, render_mode: str | None = None):
+        super().__init__()
+        if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) or not (
+                MIN_PLAYERS <= num_players <= MAX_PLAYERS):
+            raise ValueError(f"num_players must be an int in {MIN_PLAYERS}-{MAX_PLAYERS}, got {num_players!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
+        self.num_players = int(num_players)
+        self.render_mode = render_mode
+        self.possible_agents = [f"player_{i}" for i in range(self.num_players)]
+        self.agent_name_mapping = {agent: i for i, agent in enumerate(self.possible_agents)}
+        self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS) for agent in self.possible_agents}
+        self.observation_spaces = {
+            agent: spaces.Dict({"observation": spaces.Box(0.0, _OBS_HIGH, (OBS_DIM,), np.float32),
+                                "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8)})
+            for agent in self.possible_agents}
+        self.sim = Simulator(1, num_players=self.num_players)
+        self._has_game = False
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Deal a new game; ``seed`` re-seeds the shuffles (None: keep the generator)."""
+        self.sim.reset(seed=seed)
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {agent: {} for agent in self.agents}
+        self.agent_selection = self.possible_agents[int(self.sim.state.current[0])]
+        self._has_game = True
+        if self.render_mode == "human":
+            self.render()
+
+    def _require_game(self, call: str) -> None:
+        if not self._has_game:
+            raise ValueError(f"{call}() needs a game: call reset() first")
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """``{"observation": float32[936], "action_mask": int8[271]}`` of any agent."""
+        self._require_game("observe")
+        seat = self.agent_name_mapping[agent]
+        obs = observe(self.sim.state, np.array([seat]), np.zeros(1, np.intp))[0]
+        if agent == self.agent_selection and not self.sim.done[0]:
+            mask = self.sim.legal_mask()[0].astype(np.int8)
+        else:
+            mask = np.zeros(NUM_ACTIONS, np.int8)
+        return {"observation": obs, "action_mask": mask}
+
+    def step(self, action) -> None:
+        self._require_game("step")
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        value = self._check_action(agent, action)
+        if not self.sim.legal_mask()[0, value]:
+            legal = np.flatnonzero(self.sim.legal_mask()[0]).tolist()
+            phase = PHASE_NAMES[int(self.sim.state.phase[0])]
+            raise ValueError(f"{agent}: illegal action {value} ({action_to_string(value)}) in the {phase} phase; "
+                             f"legal actions: {legal}. The game is unchanged.")
+        result = self.sim.step(np.array([value]))
+        self._cumulative_rewards[agent] = 0.0
+        if result.terminated[0] or result.truncated[0]:
+            self._end_game(result)
+        else:
+            self.agent_selection = self.possible_agents[int(self.sim.state.current[0])]
+        if self.render_mode == "human":
+            self.render()
+
+    def _check_action(self, agent: str, action) -> int:
+        if isinstance(action, np.ndarray) and action.size == 1:
+            action = action.reshape(())[()]
+        try:
+            if isinstance(action, (bool, np.bool_)):
+                raise TypeError
+            value = operator.index(action)
+        except TypeError:
+            raise ValueError(f"{agent}: action must be an integer id 0-{NUM_ACTIONS - 1}, got {action!r}") from None
+        if not 0 <= value < NUM_ACTIONS:
+            raise ValueError(f"{agent}: action must be an integer id 0-{NUM_ACTIONS - 1}, got {value}")
+        return value
+
+    def _end_game(self, result) -> None:
+        n = self.num_players
+        truncated = bool(result.truncated[0])
+        rewards = self.sim.rewards(np.zeros(1, np.intp), np.float64)[:n, 0].tolist()
+        for i, agent in enumerate(self.agents):
+            self.rewards[agent] = rewards[i]
+            self.terminations[agent] = not truncated
+            self.truncations[agent] = truncated
+            self.infos[agent] = {"score": int(result.scores[0, i]), "rank": int(result.ranks[0, i]),
+                                 "truncated": truncated}
+        self._accumulate_rewards()
+
+    def render(self):
+        if self.render_mode is None:
+            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
+            return None
+        self._require_game("render")
+        text = table_text(self.sim, self.agent_name_mapping[self.agent_selection])
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+def table_text(sim: Simulator, viewer: int) -> str:
+    """The public table of game 0 as text, with the hand of ``viewer`` only."""
+    s = sim.state
+    n = int(s.num_players[0])
+    lines = [f"turn {int(s.turn[0]) + 1}, active player_{int(s.active[0])}, "
+             f"player_{int(s.current[0])} to act ({PHASE_NAMES[int(s.phase[0])]})"]
+    if s.revealed[0] >= 0:
+        lines.append(f"offered: {C.PROJECTS[int(s.revealed[0])].name}")
+    if s.incident[0] >= 0:
+        lines.append(f"incident: {C.INCIDENTS[int(s.incident[0])].title} ({int(s.committed[0])} committed)")
+    for k, kind in enumerate(C.LONG_KINDS):
+        if s.long_work[0, k].any():
+            lines.append(f"on the table: {C.INCIDENT_KINDS[kind]}, work left {s.long_work[0, k].tolist()}")
+    for seat in range(n):
+        slots = [f"{C.PROJECTS[int(c)].name} {s.slot_work[0, seat, k].tolist()} {int(s.slot_deadline[0, seat, k])}w"
+                 for k, c in enumerate(s.slot_card[0, seat]) if c >= 0]
+        done = [C.PROJECTS[c].name for c in np.flatnonzero(s.completed_owner[0] == seat)]
+        lines.append(f"player_{seat}: {int(s.coins[0, seat])} coins, staff {s.employees[0, seat].tolist()}, "
+                     f"failures {int(s.failures[0, seat])}, backup {int(s.backup[0, seat])}/2, "
+                     f"in progress {slots}, finished {done}")
+    hand = [C.PROJECTS[c].name for c in np.flatnonzero(s.project_hand[0, viewer])]
+    lines.append(f"player_{viewer}'s hand: projects {hand}, opportunities "
+                 f"{np.flatnonzero(s.opportunity_hand[0, viewer]).tolist()}")
+    if s.done[0]:
+        lines.append(f"over: ranks {s.ranks[0, :n].tolist()}")
+    return "\n".join(lines)

@@ -1,0 +1,199 @@
+"""The batch simulator of *Стартап*: B games in lockstep, each at its own seat and decision;
+one :meth:`Simulator.step` applies one decision in every game.
+
+It has the surface of the Startups simulator that the table driver uses (``batch_size``,
+``state`` with ``num_players``, ``current``, ``done`` and ``take``, ``legal_mask``,
+``step``, ``reset``, ``reset_games``, ``done``, ``rewards``); the rules are those of
+docs/startap.md, applied by :mod:`startups_env.startap.moves` and
+:mod:`startups_env.startap.engine`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from startups_env.checks import check_seed, is_int
+from startups_env.startap import moves
+from startups_env.startap.cards import NUM_INCIDENTS, NUM_OPPORTUNITIES, NUM_PROJECTS
+from startups_env.startap.engine import start_turn
+from startups_env.startap.rules import (MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, START_COINS, START_OPPORTUNITIES,
+                                        START_PROJECTS, action_to_string)
+from startups_env.startap.state import State, StepResult
+
+P = MAX_PLAYERS
+DECK_SIZES = {"project_deck": NUM_PROJECTS, "opportunity_deck": NUM_OPPORTUNITIES, "incident_deck": NUM_INCIDENTS}
+
+
+def uniform_legal(mask, rng: np.random.Generator) -> np.ndarray:
+    """int64[B]: one uniformly random legal action per row of ``mask`` bool[B, A] (0 where a
+    row has none), from one draw of ``rng`` per row."""
+    mask = np.asarray(mask, bool)
+    counts = mask.sum(axis=1)
+    pick = (rng.random(mask.shape[0]) * counts).astype(np.int64)
+    chosen = (mask & (np.cumsum(mask, axis=1) - 1 == pick[:, None])).argmax(axis=1)
+    return np.where(counts > 0, chosen, 0)
+
+
+class Simulator:
+    """B games of *Стартап*; one :meth:`step` applies one decision to each.
+
+    Example::
+
+        sim = Simulator(batch_size=256, num_players=4, seed=0)
+        while not sim.done.all():
+            sim.step(sim.random_actions())
+    """
+
+    def __init__(self, batch_size: int = 1, *, num_players=4, seed=None):
+        if not is_int(batch_size) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+        self.batch_size = int(batch_size)
+        self.rng = np.random.default_rng(check_seed(seed, generator_ok=True))
+        self.state = State.empty(self.batch_size)
+        self._mask: np.ndarray | None = None
+        self.reset(num_players=num_players)
+
+    # ------------------------------------------------------------ dealing
+    def _players(self, num_players, count: int) -> np.ndarray:
+        arr = np.asarray(num_players)
+        if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer) or arr.ndim > 1 or (
+                arr.ndim == 1 and arr.shape[0] != count):
+            raise ValueError(f"num_players must be an int or an int array of shape [{count}], got {num_players!r}")
+        if ((arr < MIN_PLAYERS) | (arr > MAX_PLAYERS)).any():
+            raise ValueError(f"num_players must be between {MIN_PLAYERS} and {MAX_PLAYERS}, got {np.unique(arr).tolist()}")
+        return np.broadcast_to(arr, (count,)).astype(np.int8)
+
+    def shuffled_decks(self, count: int) -> dict[str, np.ndarray]:
+        """Fresh shuffles of the three decks for ``count`` games, from the generator."""
+        return {name: self.rng.permuted(np.tile(np.arange(size, dtype=np.int8), (count, 1)), axis=1)
+                for name, size in DECK_SIZES.items()}
+
+    def _check_decks(self, decks, count: int) -> dict[str, np.ndarray]:
+        if not isinstance(decks, dict) or set(decks) != set(DECK_SIZES):
+            raise ValueError(f"decks must be a dict with keys {sorted(DECK_SIZES)}")
+        checked = {}
+        for name, size in DECK_SIZES.items():
+            arr = np.asarray(decks[name])
+            if arr.shape != (count, size) or not np.issubdtype(arr.dtype, np.integer) or not (
+                    np.sort(arr, axis=1) == np.arange(size)).all():
+                raise ValueError(f"decks[{name!r}] must be int[{count}, {size}], each row a permutation of 0..{size - 1}")
+            checked[name] = arr.astype(np.int8)
+        return checked
+
+    def _deal(self, games: np.ndarray, players: np.ndarray, decks: dict[str, np.ndarray]) -> None:
+        s = self.state
+        s.clear(games)
+        s.num_players[games] = players
+        for name, arr in decks.items():
+            getattr(s, name)[games] = arr
+        seat_of = {"project_deck": (s.project_hand, s.project_next, START_PROJECTS),
+                   "opportunity_deck": (s.opportunity_hand, s.opportunity_next, START_OPPORTUNITIES)}
+        for name, (hand, following, per_seat) in seat_of.items():
+            for seat in range(P):
+                at = np.flatnonzero(players > seat)
+                cards = decks[name][at, per_seat * seat:per_seat * (seat + 1)]
+                hand[games[at, None], seat, cards] = True
+            following[games] = per_seat * players
+        s.coins[games] = np.where(np.arange(P)[None, :] < players[:, None], START_COINS, 0)
+        start_turn(s, games)
+        self._mask = None
+
+    def reset(self, seed=None, *, num_players=None, decks=None) -> None:
+        """Deal every game afresh. seed: an int, a Generator or None (keep the generator);
+        num_players: an int or int[B] (default: keep each game's size); decks: optional
+        ``{"project_deck": int[B, 29], "opportunity_deck": int[B, 50], "incident_deck":
+        int[B, 42]}`` in dealing order (seat i gets cards 3i..3i+2 of the first two)."""
+        b = self.batch_size
+        seed = check_seed(seed, generator_ok=True)
+        players = self._players(self.state.num_players if num_players is None else num_players, b)
+        checked = None if decks is None else self._check_decks(decks, b)
+        if isinstance(seed, np.random.Generator):
+            self.rng = seed
+        elif seed is not None:
+            self.rng = np.random.default_rng(seed)
+        self._deal(np.arange(b), players, checked or self.shuffled_decks(b))
+
+    def reset_games(self, games, *, num_players=None) -> None:
+        """Deal fresh games in ``games`` (distinct indices) only; others are untouched."""
+        idx = np.asarray(games)
+        if idx.dtype == bool or not np.issubdtype(idx.dtype, np.integer) or idx.ndim != 1:
+            raise ValueError(f"games must be a 1-d int array of game indices, got {games!r}")
+        if idx.size and (idx.min() < 0 or idx.max() >= self.batch_size or np.unique(idx).size != idx.size):
+            raise ValueError(f"games must be distinct indices in [0, {self.batch_size}), got {idx[:10].tolist()}")
+        idx = idx.astype(np.intp)
+        players = self._players(self.state.num_players[idx] if num_players is None else num_players, idx.size)
+        if idx.size:
+            self._deal(idx, players, self.shuffled_decks(idx.size))
+
+    # ------------------------------------------------------------ playing
+    @property
+    def done(self) -> np.ndarray:
+        """bool[B]: the game is over and waits for a reset."""
+        return self.state.done
+
+    def legal_mask(self) -> np.ndarray:
+        """bool[B, NUM_ACTIONS] (a fresh copy); all False in finished games."""
+        if self._mask is None:
+            self._mask = moves.legal_mask(self.state)
+        return self._mask.copy()
+
+    def random_actions(self, mask: np.ndarray | None = None, rng: np.random.Generator | None = None) -> np.ndarray:
+        """int64[B]: a uniformly random legal action per game (0 in finished games)."""
+        return uniform_legal(self.legal_mask() if mask is None else mask, self.rng if rng is None else rng)
+
+    def _check(self, actions, active) -> tuple[np.ndarray, np.ndarray]:
+        b = self.batch_size
+        arr = np.asarray(actions)
+        if arr.shape != (b,):
+            raise ValueError(f"actions must have shape [{b}] (one per game), got {list(arr.shape)}")
+        if arr.dtype.kind not in "iu":
+            raise ValueError(f"actions must be integers, got dtype {arr.dtype}")
+        if active is None:
+            act = np.ones(b, bool)
+        else:
+            act = np.asarray(active)
+            if act.dtype != bool or act.shape != (b,):
+                raise ValueError(f"active must be a bool array of shape [{b}], got {act.dtype} {list(act.shape)}")
+        g = np.flatnonzero(act & ~self.state.done)
+        a = arr[g].astype(np.int64)
+        bad = (a < 0) | (a >= NUM_ACTIONS)
+        if bad.any():
+            raise ValueError(f"actions out of range [0, {NUM_ACTIONS}) in games {g[bad][:10].tolist()}: "
+                             f"{a[bad][:10].tolist()}")
+        illegal = ~self.legal_mask()[g, a]
+        if illegal.any():
+            first = int(a[illegal][0])
+            raise ValueError(f"illegal actions in games {g[illegal][:10].tolist()}: {a[illegal][:10].tolist()} "
+                             f"(first: {action_to_string(first)}); no game changed")
+        return g, a
+
+    def step(self, actions, active=None) -> StepResult:
+        """Apply one decision in every running game (``active``: optional bool[B], where False
+        the game waits). An illegal action or a bad shape raises ValueError and no game
+        changes."""
+        g, a = self._check(actions, active)
+        was_done = self.state.done.copy()
+        moves.apply(self.state, g, a)
+        self._mask = None
+        ended = np.flatnonzero(self.state.done & ~was_done)
+        return self._results(ended)
+
+    def _results(self, ended: np.ndarray) -> StepResult:
+        s = self.state
+        b = self.batch_size
+        rewards = np.zeros((b, P), np.float32)
+        scores = np.zeros((b, P), np.int16)
+        ranks = np.full((b, P), -1, np.int8)
+        rewards[ended] = self.rewards(ended).T
+        scores[ended] = np.where(s.ranks[ended] >= 0, s.coins[ended], 0)
+        ranks[ended] = s.ranks[ended]
+        return StepResult(rewards, s.terminated.copy(), s.truncated.copy(), scores, ranks)
+
+    def rewards(self, games, dtype=np.float32) -> np.ndarray:
+        """[P, n] terminal rewards of finished ``games``: +1 to the winner, -1/(N-1) to each
+        other seat (zero-sum), 0 for empty seats."""
+        games = np.asarray(games, np.intp)
+        ranks = self.state.ranks[games].T
+        n = self.state.num_players[games].astype(dtype)
+        reward = np.where(ranks == 0, 1.0, -1.0 / (n[None, :] - 1))
+        return np.where(ranks >= 0, reward, 0.0).astype(dtype)

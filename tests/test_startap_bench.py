@@ -1,0 +1,22 @@
+"""Стартап's bench runs and prints every figure."""
+
+from __future__ import annotations
+
+import pytest
+
+from startups_env.agents import startap_bench
+
+
+def test_the_quick_bench_prints_every_figure(capsys):
+    startap_bench.main(["--quick", "--batch-sizes", "1,64", "--matches", "8"])
+    out = capsys.readouterr().out
+    for figure in ("batch B=1 players=4", "batch B=64", "aec players=4", "game_length players=6 bots=builder",
+                   "wins players=2 builder_vs_random="):
+        assert figure in out
+
+
+def test_bad_options_are_refused():
+    with pytest.raises(SystemExit):
+        startap_bench.main(["--batch-sizes", "x"])
+    with pytest.raises(SystemExit):
+        startap_bench.main(["--players", "7"])
