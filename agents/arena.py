@@ -339,7 +339,7 @@ def _build_agents(agents, players: int, seed: int, game: str) -> tuple[list, lis
 
 
 def run_arena(agents, players: int, games: int, seed: int = 0, *, rules=None,
-              turn_cap: int = DEFAULT_TURN_CAP, batch_size: int | None = None, progress: bool = False,
+              turn_cap: int | None = None, batch_size: int | None = None, progress: bool = False,
               rate: bool = True, workers: int | Workers | None = None, ray_address: str | None = None,
               game: str | Game = DEFAULT_GAME) -> ArenaResult:
     """Play a seat-rotated duplicate tournament and return its :class:`ArenaResult`.
@@ -353,9 +353,10 @@ def run_arena(agents, players: int, games: int, seed: int = 0, *, rules=None,
         whole number of deals, one game per seat rotation).
     seed: a non-negative int; the same seed replays the same tournament.
     rules: default ``Rules(num_players=players, turn_cap=turn_cap)`` (the game's own
-        settings, ``game.make_rules``, in another game). With ``rules``, ``turn_cap`` may
-        be left at its default or repeat ``rules.turn_cap``; a different value is a
-        ValueError rather than silently ignored.
+        settings, ``game.make_rules``, in another game). turn_cap: None for the game's
+        default (400 turns in *Startups*). With ``rules``, ``turn_cap`` may be left at
+        None or repeat ``rules.turn_cap``; a different value is a ValueError rather than
+        silently ignored.
     batch_size: games per *shard*, a positive int: the games are played in consecutive
         shards of this many, each on one Simulator batch with its own bots, seeded from
         (seed, shard index) (see :func:`_entry_seeds`). Default: one shard of all the
@@ -403,7 +404,7 @@ def run_arena(agents, players: int, games: int, seed: int = 0, *, rules=None,
 
 def _checked(game: Game, players, games, seed, rules, turn_cap, batch_size) -> tuple[int, int, object]:
     """run_arena's arguments checked (a ValueError names the bad one): the table size and
-    seed as ints, and the rules (default ``game.make_rules(players, turn_cap=turn_cap)``)."""
+    seed as ints, and the rules (default ``game.make_rules(players)``, with ``turn_cap`` if given)."""
     if not is_int(players) or not game.min_players <= players <= game.max_players:
         raise ValueError(f"players must be an int between {game.min_players} and {game.max_players}, got {players!r}")
     players = int(players)
@@ -413,11 +414,11 @@ def _checked(game: Game, players, games, seed, rules, turn_cap, batch_size) -> t
     if batch_size is not None and (not is_int(batch_size) or batch_size < 1):
         raise ValueError(f"batch_size must be None or a positive int, got {batch_size!r}")
     if rules is None:
-        return players, seed, game.make_rules(players, turn_cap=turn_cap)
+        return players, seed, game.make_rules(players, **({} if turn_cap is None else {"turn_cap": turn_cap}))
     game.check_rules(rules)
     if rules.num_players != players:
         raise ValueError(f"rules.num_players={rules.num_players} differs from players={players}")
-    if turn_cap != DEFAULT_TURN_CAP and turn_cap != rules.turn_cap:
+    if turn_cap is not None and turn_cap != rules.turn_cap:
         raise ValueError(f"turn_cap={turn_cap!r} differs from rules.turn_cap={rules.turn_cap}; "
                          "give the turn cap in rules only")
     return players, seed, rules
