@@ -54,7 +54,7 @@ observed at any time. The layout is generated from `startups_env.startups.observ
 | 112-153 | `chips` | [6, 7] | [0, 1] | per company, one-hot relative seat of the anti-monopoly chip holder (all 0: unclaimed) |
 | 154-159 | `market_cards` | [6] | [0, 10] | market cards per company |
 | 160-165 | `market_coins` | [6] | [0, 10N] | coins on all market cards of each company |
-| 166-171 | `take_coins` | [6] | [0, 10N] | coins on the card a take of each company would take (the richest) |
+| 166-171 | `take_coins` | [6] | [0, 10N]; market_row: [-39, 0] | coins on the card a take of each company would take (the richest); market_row: minus the take's price |
 | 172-172 | `pile` | [1] | [0, 40 - 3N] | cards left in the pile |
 | 173-178 | `barred` | [6] | [0, 1] | one-hot company the player to act may not put into the market this turn |
 | 179-184 | `unseen` | [6] | [0, 10] | cards per company the observer cannot see: others' hands, pile, removed |
