@@ -20,8 +20,8 @@ from startups_env.startups.rules import OPTIONS, RULESETS, parse_ruleset
 @pytest.fixture(autouse=True, params=INSTALLED_BACKENDS)
 def backend(request, monkeypatch):
     """Every scenario on every installed backend (the simulators here take the default)."""
-    chosen = simulator.backend_class(request.param)
-    monkeypatch.setattr(simulator, "backend_class", lambda name: chosen if name is None else simulator.backend_class(name))
+    original = simulator.backend_class
+    monkeypatch.setattr(simulator, "backend_class", lambda name: original(request.param if name is None else name))
     return request.param
 
 
@@ -157,3 +157,29 @@ def test_the_summary_ruleset_scores_both_ways_at_once():
     sim = _debt_game(chip_triples_coins=True, payout_in_points=True)
     # Seat 0: 30 + 33; seat 1: 30 + 12 - 12; seat 2: 10 - 33 (no majority: not tripled).
     assert sim.state.scores[:3, 0].tolist() == [63, 30, -23]
+
+
+# ----------------------------------------------------------------- the bots
+@pytest.mark.parametrize("name", ["random", "greedy", "banker", "hoarder", "spoiler", "noisy", "search", "ppo"])
+def test_every_registry_bot_plays_legal_moves_under_the_summary(name, backend):
+    """A few games of the summary's ruleset with the bot in every seat: the table checks
+    each move against the legal mask, and the games end."""
+    from startups_env.agents import make_agent
+    from startups_env.table.driver import Table
+
+    if backend == "numpy" and name == "search":
+        pytest.skip("the search picks its own backend")
+    kwargs = {"determinizations": 2, "max_candidates": 2, "infer_hands": False} if name == "search" else {}
+    bot = make_agent(name, seed=3, **kwargs)
+    sim = Table(Simulator(Rules.preset("summary", num_players=4), 4, seed=5), [bot] * 4).play()
+    assert sim.done.all() and not sim.state.truncated.any() and (sim.state.options == 7).all()
+
+
+def test_greedy_reads_the_free_draw_from_the_table_s_rules():
+    """On a market row a draw is free: the greedy bot (which needs the rules) values it so."""
+    from startups_env.agents.features import features
+
+    sim = _row_game()
+    obs = observe(sim.state)
+    assert features(obs, sim.rules).draw_cost().tolist() == [0]
+    assert features(obs).draw_cost().tolist() == [3]  # as the rulebook would price it

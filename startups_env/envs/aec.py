@@ -201,7 +201,7 @@ from pettingzoo.utils import wrappers
 
 from startups_env.startups.history import History
 from startups_env.startups.observe import OBS_DIM, STATE_DIM, hidden_observation, observation_bounds, state_bounds
-from startups_env.startups.rules import NUM_ACTIONS, PHASE_NAMES, Rules, action_to_string
+from startups_env.startups.rules import NUM_ACTIONS, PHASE_NAMES, Rules, action_to_string, parse_ruleset
 from startups_env.startups.simulator import Simulator
 from startups_env.startups.state import State, public_state, validate_decks
 
@@ -257,7 +257,9 @@ class raw_env(AECEnv):
     Args:
         num_players: seats, 2-7 (default 4, or ``rules.num_players`` when ``rules`` is given).
         rules: a full :class:`startups_env.Rules`; alternatively pass its fields
-            (``rounds``, ``turn_cap``, ``reward``) as keyword arguments.
+            (``rounds``, ``turn_cap``, ``reward``, the options of play) as keyword
+            arguments, and ``ruleset="summary"`` (or a comma-separated list of options,
+            as ``Rules.preset`` reads it) for the options.
         render_mode: None, ``"ansi"`` (``render()`` returns the table as text),
             ``"human"`` (prints it after every step) or ``"rgb_array"`` (an image).
         history: keep :attr:`history`, the table's put-downs, for bots that read them.
@@ -279,6 +281,8 @@ class raw_env(AECEnv):
         super().__init__()
         if not isinstance(history, bool):
             raise ValueError(f"history must be True or False, got {history!r}")
+        if "ruleset" in rules_kwargs:  # a preset or options by name (Rules.preset)
+            rules_kwargs = {**rules_kwargs, **parse_ruleset(rules_kwargs.pop("ruleset"))}
         unknown = sorted(set(rules_kwargs) - set(_RULES_FIELDS))
         if unknown:
             raise ValueError(f"unknown keyword arguments {unknown}; Rules fields are {list(_RULES_FIELDS)}")

@@ -215,6 +215,12 @@ class Rules:
         return self.num_players >= MIN_OFFICIAL_PLAYERS
 
 
+def options_of_bits(bits: int) -> dict[str, bool]:
+    """The option fields of :class:`Rules` that ``bits`` (``Rules.option_bits``, as a game
+    records them in ``State.options``) turn on."""
+    return {name: bool(bits >> i & 1) for i, name in enumerate(OPTIONS)}
+
+
 def parse_ruleset(text: str) -> dict[str, bool]:
     """The option fields of :class:`Rules` that a ruleset name sets: a preset name of
     :data:`RULESETS` or a comma-separated list of :data:`OPTIONS` (all others off)."""
