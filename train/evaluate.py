@@ -18,7 +18,7 @@ def evaluate(model: ActorCritic, opponents: list[str], players: int, games: int,
     each opponent. Returns {opponent: ArenaResult}; entry 0 is the policy. OpenSkill
     ratings (``rate``) are left out of the periodic evaluations, where only speed counts."""
     agent = PPOAgent(model, deterministic=True, name="ppo")
-    rules = Rules(num_players=players, turn_cap=rules.turn_cap)
+    rules = Rules.preset(rules.ruleset, num_players=players, turn_cap=rules.turn_cap)
     results = {}
     was_training = model.training
     model.eval()

@@ -127,6 +127,9 @@ class Args:
     """terminal reward scheme of the simulator: rank, win, score or margin"""
     turn_cap: int = 400
     """turns after which a game is truncated (and bootstrapped)"""
+    rules: str = "rulebook"
+    """the ruleset of training and evaluation: a preset (rulebook, summary) or a comma-separated list of
+    options (market_row, chip_triples_coins, payout_in_points), as every tool's --rules (docs/rules.md)"""
     hidden: str = "128,128"
     """widths of the hidden layers of the actor and of the critic"""
     features: bool = True
@@ -249,7 +252,10 @@ def check_args(args: Args) -> None:
             raise ValueError(f"--{name.replace('_', '-')} must be a finite number in {interval}, got {value}")
     if not args.out:
         raise ValueError("--out must name a folder")
-    Rules(num_players=args.eval_players, turn_cap=args.turn_cap)  # validates both
+    try:
+        Rules.preset(args.rules, num_players=args.eval_players, turn_cap=args.turn_cap)  # validates all three
+    except ValueError as exc:
+        raise ValueError(f"--rules, --eval-players or --turn-cap: {exc}") from None
     if args.resume and args.overwrite:
         raise ValueError("--resume continues the run in --out and --overwrite replaces it: give one of them")
     if os.path.exists(args.out) and not os.path.isdir(args.out):
@@ -525,7 +531,7 @@ def setup(args: Args, saved: dict[str, Any] | None) -> Run:
     """Build a run from checked args, or take back ``saved`` (a training checkpoint) into it."""
     torch.set_num_threads(args.torch_threads)
     players = parse_players(args.players)
-    rules = Rules(num_players=players[0], turn_cap=args.turn_cap, reward=args.reward)
+    rules = Rules.preset(args.rules, num_players=players[0], turn_cap=args.turn_cap, reward=args.reward)
     env_seq, np_seq, torch_seq = np.random.SeedSequence(args.seed).spawn(3)
     np_rng = np.random.default_rng(np_seq)
     gen = torch.Generator().manual_seed(int(torch_seq.generate_state(1)[0]))
