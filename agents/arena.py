@@ -59,7 +59,7 @@ from startups_env.startups.rules import DEFAULT_TURN_CAP, Rules
 from startups_env.table.driver import Table
 from startups_env.table.games import DEFAULT_GAME, game_by_name
 from startups_env.table.policy import as_policy, policy_name
-from startups_env.tools.cli import prog, table_size_arg
+from startups_env.tools.cli import add_rules_argument, prog, table_size_arg
 from startups_env.tools.distributed import Workers, add_worker_arguments, progress_bar, workers_from_args
 from startups_env.tools.files import atomic_write
 
@@ -397,6 +397,8 @@ def run_arena(agents, players: int, games: int, seed: int = 0, *, rules=None,
     extra = {"shards": len(jobs), "shard_cpu_seconds": cpu_seconds} if pool.sharded else {}
     if not pool.local:
         extra["ray_startup_seconds"] = pool.startup_seconds
+    if getattr(rules, "option_bits", 0):  # (the rulebook's results read as before the options existed)
+        extra["rules"] = rules.ruleset
     return ArenaResult(names=names, players=players, seed=seed, wall_seconds=wall, rounds=getattr(rules, "rounds", 1),
                        turn_cap=rules.turn_cap, rated=bool(rate), extra=extra, batch_games=min(shard, total),
                        game=game.name, **played)
@@ -542,6 +544,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--turn-cap", type=int, default=DEFAULT_TURN_CAP)
     p.add_argument("--rounds", type=int, default=1, choices=(1, 4), help="1 standard game, 4 round game")
+    add_rules_argument(p)
     p.add_argument("--batch-size", type=int, default=None, help="games per shard, each one simulator batch with its own bots seeded from (seed, shard) "
                         f"(default: all games in one; {SHARD_GAMES} with --workers or --ray-address)")
     p.add_argument("--json", help="write the results as JSON here")
@@ -593,7 +596,7 @@ def main(argv=None) -> int:
             parser.error(f"--plot {args.plot}: matplotlib is not installed (pip install matplotlib, "
                          "or the train extra)")
     try:
-        rules = Rules(num_players=args.players, turn_cap=args.turn_cap, rounds=args.rounds)
+        rules = Rules.preset(args.rules, num_players=args.players, turn_cap=args.turn_cap, rounds=args.rounds)
         with workers_from_args(args) as pool:  # an unreachable cluster fails here, before any game
             result = run_arena(specs, args.players, args.games, args.seed, rules=rules,
                                batch_size=args.batch_size, progress=not args.no_progress, workers=pool)

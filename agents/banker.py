@@ -29,6 +29,7 @@ class BankerAgent(Agent):
     """
 
     name = "banker"
+    needs = frozenset({"rules"})  # a draw is free on a market row (Rules.market_row)
 
     def __init__(self, seed: int | None = None, min_coins: float = 2.0, useful_bonus: float = 1.0):
         super().__init__(seed)
@@ -37,9 +38,9 @@ class BankerAgent(Agent):
         self.min_coins = check_weight("min_coins", min_coins)
         self.useful_bonus = check_weight("useful_bonus", useful_bonus)
 
-    def act(self, obs, mask, *, public=None, history=None):
+    def act(self, obs, mask, *, public=None, history=None, rules=None):
         obs, mask = check_act_inputs(obs, mask)
-        return banker_actions(features(obs), mask, self.min_coins, self.useful_bonus)
+        return banker_actions(features(obs, rules), mask, self.min_coins, self.useful_bonus)
 
 
 def banker_actions(f: Features, mask: np.ndarray, min_coins: float, useful_bonus: float) -> np.ndarray:

@@ -17,7 +17,7 @@ import numpy as np
 
 from startups_env.startups import queries
 from startups_env.startups.observe import OBS_DIM, PIECES, SLICES
-from startups_env.startups.rules import HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS, NUM_COMPANIES
+from startups_env.startups.rules import HAND_SIZE, MARKET_ROW, MAX_PLAYERS, MIN_PLAYERS, NUM_COMPANIES
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
 _SHAPES = {p.name: p.shape for p in PIECES}
@@ -40,6 +40,7 @@ class Features:
     barred: np.ndarray  # bool[C, B] may not put this company into the market this turn
     unseen: np.ndarray  # [C, B] cards I cannot see (others' hands, pile, removed)
     others: np.ndarray  # bool[P, B] relative seats of the other players at the table
+    free_draw: np.ndarray  # bool[B] the market is a row (Rules.market_row): drawing costs nothing
 
     @property
     def batch_size(self) -> int:
@@ -56,8 +57,9 @@ class Features:
         return self.hand + self.portfolios[0]
 
     def draw_cost(self) -> np.ndarray:
-        """[B] coins a draw lays on the market (1 per card of a company whose chip I lack)."""
-        return queries.draw_cost(self.market, queries.lacks_chip(self.chip_holder, 0))
+        """[B] coins a draw lays on the market (1 per card of a company whose chip I lack;
+        none on a market row)."""
+        return queries.draw_cost(self.market, queries.lacks_chip(self.chip_holder, 0)) * ~self.free_draw
 
     def draw_odds(self) -> np.ndarray:
         """[C, B] chance that a drawn card is of each company (the unseen mix)."""
@@ -76,8 +78,10 @@ class Features:
         return est * self.others[:, None, :]
 
 
-def features(obs: np.ndarray) -> Features:
-    """Parse observations float32[B, OBS_DIM] into :class:`Features`."""
+def features(obs: np.ndarray, rules=None) -> Features:
+    """Parse observations float32[B, OBS_DIM] into :class:`Features`; ``rules`` (the
+    table's :class:`~startups_env.startups.rules.Rules`, default the rulebook's) say
+    whether a draw is free."""
     obs = np.asarray(obs, np.float32)
     if obs.ndim != 2 or obs.shape[1] != OBS_DIM:
         raise ValueError(f"obs must be float32[B, {OBS_DIM}], got shape {list(obs.shape)}")
@@ -105,6 +109,7 @@ def features(obs: np.ndarray) -> Features:
         barred=piece("barred") > 0.5,
         unseen=piece("unseen"),
         others=(seats > 0) & (seats < n[None, :]),
+        free_draw=np.full(b, rules is not None and rules.market_row),
     )
 
 
@@ -139,4 +144,5 @@ def state_features(state) -> Features:
         barred=state.barred[None, :] == np.arange(C)[:, None],
         unseen=state.unseen(seat).astype(f32),
         others=(np.arange(P)[:, None] > 0) & present,
+        free_draw=(state.options & MARKET_ROW) != 0,
     )

@@ -112,6 +112,7 @@ class GreedyAgent(Agent):
     """
 
     name = "greedy"
+    needs = frozenset({"rules"})  # a draw is free on a market row (Rules.market_row)
 
     def __init__(self, seed: int | None = None, params: GreedyParams | None = None, **overrides):
         super().__init__(seed)
@@ -122,9 +123,9 @@ class GreedyAgent(Agent):
         # An unknown override is a TypeError from replace(); bad values are checked by GreedyParams.
         self.params = replace(params, **overrides) if overrides else params
 
-    def act(self, obs, mask, *, public=None, history=None):
+    def act(self, obs, mask, *, public=None, history=None, rules=None):
         obs, mask = check_act_inputs(obs, mask)
-        return greedy_actions(features(obs), mask, self.params)
+        return greedy_actions(features(obs, rules), mask, self.params)
 
 
 # ----------------------------------------------------------------------------- evaluation

@@ -43,6 +43,7 @@ from startups_env.startups.numba_backend import arrays, card_coins, takes_chip
 from startups_env.startups.rules import (
     COMPANY_SIZES,
     HAND_SIZE,
+    MARKET_ROW,
     MAX_PLAYERS,
     NUM_ACTIONS,
     NUM_COMPANIES,
@@ -367,8 +368,9 @@ def _take_and_draw_values(s, g, outlook, params, keeps, markets, flags, out):
     """Turn the terms :func:`_take_scores` left in ``out`` (per company: the value of one
     more card, its chance of the lead and the value of putting it into the market) and
     ``flags`` into the scores of the takes and the draw; -inf for the put-downs. A take of
-    c collects the coins on its oldest market card; a draw is an average over the unseen
-    mix, less the coins it lays on the market (kernels.draw_cost). Each is followed by the
+    c collects the coins on its oldest market card (less its price on a market row); a draw
+    is an average over the unseen mix, less the coins it lays on the market
+    (kernels.draw_cost: none on a market row). Each is followed by the
     best put-down (:func:`_best_put_downs`). Nothing is barred before the take."""
     seat, n, scale, a, step, unseen, per_unseen, hidden_hands = outlook
     draw_value = 0.0
@@ -378,6 +380,8 @@ def _take_and_draw_values(s, g, outlook, params, keeps, markets, flags, out):
         best_put_taken, best_put_drawn = _best_put_downs(c, keep_gained, market_gained, keeps, markets)
         count = s.market_count[c, g]
         coins = card_coins(s.market_paid[c, g], s.market_stamp[c, s.market_head[c, g], g]) if count > 0 else 0
+        if s.options[g] & MARKET_ROW:  # less the take's price (queries.market_take_coins)
+            coins -= kernels.row_price(g, c, s)
         out[TAKE + c] = _F32(np.float64(gain + _F32(coins)) + best_put_taken)
         term = np.float64(_F32(_unseen_of(unseen, c)) / per_unseen) * (np.float64(gain) + best_put_drawn)
         draw_value = term if c == 0 else draw_value + term

@@ -35,14 +35,15 @@ class HoarderAgent(Agent):
     """
 
     name = "hoarder"
+    needs = frozenset({"rules"})  # a draw is free on a market row (Rules.market_row)
 
     def __init__(self, seed: int | None = None, lead_value: float = 2.0):
         super().__init__(seed)
         self.lead_value = check_weight("lead_value", lead_value)
 
-    def act(self, obs, mask, *, public=None, history=None):
+    def act(self, obs, mask, *, public=None, history=None, rules=None):
         obs, mask = check_act_inputs(obs, mask)
-        return hoarder_actions(features(obs), mask, self.lead_value)
+        return hoarder_actions(features(obs, rules), mask, self.lead_value)
 
 
 def hoarder_actions(f: Features, mask: np.ndarray, lead_value: float) -> np.ndarray:

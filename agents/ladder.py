@@ -58,7 +58,7 @@ import sys
 import numpy as np
 
 from startups_env.startups.rules import Rules
-from startups_env.tools.cli import PLAYERS_FORMS, players_arg, prog
+from startups_env.tools.cli import PLAYERS_FORMS, add_rules_argument, players_arg, prog
 from startups_env.tools.distributed import Workers, add_worker_arguments, workers_from_args
 from startups_env.tools.files import atomic_write
 
@@ -83,7 +83,7 @@ PAIRINGS = matrix_pairings(HEROES, STYLES)
 
 def run_ladder(players: list[int], games: int, search_games: int, seed: int, progress: bool = False,
                pairings=PAIRINGS, workers: int | Workers | None = None, ray_address: str | None = None,
-               resume: str | None = None) -> dict:
+               resume: str | None = None, ruleset: str = "rulebook") -> dict:
     """Play the pairings at each table size. Returns ``{"pairings": [row, ...], "ratings":
     [row, ...], "matrix": [table, ...]}``: one row per pairing played, one per bot and table
     size (the joint fit of that size's games), and one :func:`ladder_matrix` table per
@@ -95,18 +95,20 @@ def run_ladder(players: list[int], games: int, search_games: int, seed: int, pro
         as it is played (:func:`save_pairing`); pairings already saved there are loaded
         instead, with their stored wall and decision times, so the returned ladder is
         that of an uninterrupted run. Every file needed is checked before any game: one
-        that cannot be read or holds another pairing is a ValueError."""
+        that cannot be read or holds another pairing is a ValueError.
+    ruleset: the options of play (``Rules.preset``): a preset name or a list of options."""
+    ruleset = Rules.preset(ruleset).ruleset  # (checked, and named as Rules names it)
     if resume is not None:
         problem = check_output_path(os.path.join(resume, "pairing.json"))
         if problem:
             raise ValueError(f"resume folder {resume}: {problem}")
     pool = workers if isinstance(workers, Workers) else Workers(workers, ray_address)
     with pool if pool is not workers else contextlib.nullcontext():
-        return _run_ladder(players, games, search_games, seed, progress, pairings, pool, resume)
+        return _run_ladder(players, games, search_games, seed, progress, pairings, pool, resume, ruleset)
 
 
-def _run_ladder(players, games, search_games, seed, progress, pairings, pool: Workers, resume) -> dict:
-    keys = {n: pairing_keys(n, pairings, games, search_games, seed, pool.sharded) for n in players}
+def _run_ladder(players, games, search_games, seed, progress, pairings, pool: Workers, resume, ruleset) -> dict:
+    keys = {n: pairing_keys(n, pairings, games, search_games, seed, pool.sharded, ruleset) for n in players}
     saved = _load_saved(resume, [key for n in keys for key in keys[n]]) if resume is not None else {}
     rows, ladder, matrices = [], [], []
     widths = (max([7] + [len(hero) for hero, _ in pairings]), max([7] + [len(opponent) for _, opponent in pairings]))
@@ -128,11 +130,13 @@ def _run_ladder(players, games, search_games, seed, progress, pairings, pool: Wo
     return {"pairings": rows, "ratings": ladder, "matrix": matrices}
 
 
-def pairing_keys(players: int, pairings, games: int, search_games: int, seed: int, sharded: bool) -> list[dict]:
+def pairing_keys(players: int, pairings, games: int, search_games: int, seed: int, sharded: bool,
+                 ruleset: str = "rulebook") -> list[dict]:
     """The pairings played at one table size, in order, each as the dict of everything that
     decides its ArenaResult (its key in a resume folder); those sized 0 games are left out.
-    sharded: workers were asked for, so each arena run plays shards of SHARD_GAMES games."""
-    rules = Rules(num_players=players)  # the ladder plays the default rules
+    sharded: workers were asked for, so each arena run plays shards of SHARD_GAMES games.
+    ruleset: the options of play, recorded in the key unless they are the rulebook's."""
+    rules = Rules.preset(ruleset, num_players=players)
     keys = []
     for hero, opponent in pairings:
         count = search_games if _is_search(hero) or _is_search(opponent) else games
@@ -140,6 +144,8 @@ def pairing_keys(players: int, pairings, games: int, search_games: int, seed: in
             keys.append({"players": players, "hero": hero, "opponent": opponent, "games": count, "seed": seed,
                          "rounds": rules.rounds, "turn_cap": rules.turn_cap,
                          "shard_games": SHARD_GAMES if sharded else None})  # None: one shard of every game
+        if count > 0 and rules.option_bits:  # (a rulebook key reads as before the options existed)
+            keys[-1]["rules"] = rules.ruleset
     return keys
 
 
@@ -149,8 +155,9 @@ def _pairing_result(key: dict, saved: dict, resume: str | None, progress: bool, 
     if path in saved:
         return saved[path]
     n = key["players"]
+    rules = Rules.preset(key.get("rules", "rulebook"), num_players=n, rounds=key["rounds"], turn_cap=key["turn_cap"])
     result = run_arena([key["hero"]] + [key["opponent"]] * (n - 1), n, key["games"], seed=key["seed"],
-                       progress=progress, rate=False, workers=pool)
+                       progress=progress, rate=False, workers=pool, rules=rules)
     if path is not None:
         save_pairing(path, key, result)
     return result
@@ -365,6 +372,7 @@ def main(argv=None) -> int:
                         "there instead of playing them (same table size, specs, games, seed, rules and shard "
                         "size), so an interrupted ladder picks up where it stopped; a loaded pairing keeps the "
                         "wall and decision times it was played in. Use a new DIR after changing a bot")
+    add_rules_argument(p)
     add_traceback_argument(p)
     add_worker_arguments(p)
     args = p.parse_args(argv)
@@ -381,7 +389,7 @@ def main(argv=None) -> int:
     try:
         with workers_from_args(args) as pool:
             ladder = run_ladder(list(args.players), args.games, args.search_games, args.seed, progress=args.progress,
-                                pairings=pairings, workers=pool, resume=args.resume)
+                                pairings=pairings, workers=pool, resume=args.resume, ruleset=args.rules)
     except (ValueError, FileNotFoundError, ConnectionError) as exc:
         command_line_error(p, exc, args.traceback)
     if args.json:

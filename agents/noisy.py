@@ -24,6 +24,7 @@ class NoisyAgent(Agent):
     """
 
     name = "noisy"
+    needs = frozenset({"rules"})  # a draw is free on a market row (Rules.market_row)
 
     def __init__(self, seed: int | None = None, epsilon: float = 0.3):
         super().__init__(seed)
@@ -32,9 +33,9 @@ class NoisyAgent(Agent):
             raise ValueError(f"epsilon must be a probability in [0, 1], got {epsilon!r}")
         self.params = GreedyParams()
 
-    def act(self, obs, mask, *, public=None, history=None):
+    def act(self, obs, mask, *, public=None, history=None, rules=None):
         obs, mask = check_act_inputs(obs, mask)
-        actions = greedy_actions(features(obs), mask, self.params)
+        actions = greedy_actions(features(obs, rules), mask, self.params)
         noise = self.rng.random(len(actions)) < self.epsilon
         if noise.any():
             actions[noise] = queries.uniform_legal(mask[noise], self.rng)

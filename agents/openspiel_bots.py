@@ -43,7 +43,7 @@ import pyspiel
 from open_spiel.python.algorithms import ismcts, mcts
 
 from startups_env.envs.openspiel import PARAMETERS, StartupsGame, make_resampler, state_from_public
-from startups_env.startups.rules import NUM_ACTIONS
+from startups_env.startups.rules import NUM_ACTIONS, Rules
 from startups_env.table.policy import as_policy, check_act_inputs, needs_of, policy_name
 
 from .base import Agent
@@ -236,5 +236,7 @@ class StartupsBot(pyspiel.Bot):
             given["public"] = state.public_state(player)
         if "history" in self.needs:
             given["history"] = state.table_history()
+        if "rules" in self.needs:  # (the OpenSpiel game plays the rulebook's options)
+            given["rules"] = Rules(num_players=state.num_players())
         action = self.policy.act(np.array(state.observation_tensor(player), np.float32)[None], mask, **given)
         return int(np.asarray(action).reshape(-1)[0])

@@ -28,7 +28,7 @@ from startups_env.startups.render import table_text
 from startups_env.startups.rules import COMPANY_NAMES, NUM_ACTIONS, Action, Rules, action_to_string
 from startups_env.startups.simulator import Simulator
 from startups_env.table import Table
-from startups_env.tools.cli import prog, table_size_arg
+from startups_env.tools.cli import add_rules_argument, prog, table_size_arg
 from startups_env.tools.replay import Recorder, describe_action
 
 from .base import Agent
@@ -84,8 +84,10 @@ def parse_move(text: str, legal: Sequence[int]) -> int:
 
 
 def _draw_cost(sim: Simulator) -> int:
-    """Coins a draw would cost the player to act."""
+    """Coins a draw would cost the player to act (none on a market row)."""
     s = sim.state
+    if sim.rules.market_row:
+        return 0
     return int(queries.draw_cost(s.market_count, queries.lacks_chip(s.chip, s.current))[0])
 
 
@@ -98,8 +100,9 @@ def _moves_text(sim: Simulator, legal: Sequence[int]) -> str:
             cost = _draw_cost(sim)
             note = f"lay {cost} coin{'s' if cost != 1 else ''} on market cards" if cost else "free"
         elif Action.TAKE <= a < Action.KEEP:
-            coins = int(state.market_take_coins()[a - Action.TAKE, 0])
-            note = f"gain {coins} coin{'s' if coins != 1 else ''}"
+            coins = int(state.market_take_coins()[a - Action.TAKE, 0])  # (less its price on a market row)
+            verb = "gain" if coins >= 0 else "pay"
+            note = f"{verb} {abs(coins)} coin{'s' if abs(coins) != 1 else ''}"
         lines.append(f"  {a:>2}  {action_to_string(a):<16}{note}".rstrip())
     return "\n".join(lines)
 
@@ -128,6 +131,7 @@ def _parse_args(argv):
         "e.g. greedy,banker,random, search[determinizations=8],ppo or an outside bot, mybot:make_bot (default greedy)",
     )
     parser.add_argument("--seat", type=int, default=0, help="your seat, 0 = first to play (default 0)")
+    add_rules_argument(parser)
     parser.add_argument("--seed", type=int, default=None, help="shuffles the deck and seeds the bots")
     parser.add_argument("--rounds", type=int, default=1, choices=(1, 4), help="4: the optional round game")
     parser.add_argument("--save", default=None, help="write the game log (JSON) here when the game ends or you quit")
@@ -192,7 +196,7 @@ def _setup(argv):
             raise ValueError(f"--save {args.save}: is a folder, not a file")
         if not os.path.isdir(folder):
             raise ValueError(f"--save {args.save}: no such folder {folder}")
-    rules = Rules(num_players=args.players, rounds=args.rounds)
+    rules = Rules.preset(args.rules, num_players=args.players, rounds=args.rounds)
     seeds = np.random.SeedSequence(args.seed).spawn(len(names) + 1)
     # e.g. search[determinizations=8]; an outside bot plays trial positions first
     bots = [build_agent(spec, seed=int(child.generate_state(1)[0]), check_players=args.players)

@@ -41,6 +41,7 @@ class SpoilerAgent(Agent):
     """
 
     name = "spoiler"
+    needs = frozenset({"rules"})  # a draw is free on a market row (Rules.market_row)
 
     def __init__(self, seed: int | None = None, reach: float = 1.0):
         super().__init__(seed)
@@ -48,9 +49,9 @@ class SpoilerAgent(Agent):
         if self.reach < 0:
             raise ValueError(f"reach must be >= 0 cards, got {reach!r}")
 
-    def act(self, obs, mask, *, public=None, history=None):
+    def act(self, obs, mask, *, public=None, history=None, rules=None):
         obs, mask = check_act_inputs(obs, mask)
-        return spoiler_actions(features(obs), mask, self.reach)
+        return spoiler_actions(features(obs, rules), mask, self.reach)
 
 
 def spoiler_actions(f: Features, mask: np.ndarray, reach: float) -> np.ndarray:

@@ -37,7 +37,9 @@ class Game:
         privileged_dim: the length of the hidden-information vector an asymmetric critic
             may see in training (0 if the game offers none).
         simulator_type: the class of its batch simulator.
-        make_rules(num_players, **options): its settings object for one table size.
+        make_rules(num_players, ruleset=None, **settings): its settings object for one
+            table size, under a named ruleset (None: the game's standard rules), with
+            other settings such as ``turn_cap`` by name.
         make_simulator(rules, batch_size, seed, decks): a simulator of ``batch_size``
             games at ``rules``, dealt from ``decks`` (None: shuffled from ``seed``).
         shuffled_decks(rng, count, rules): the cards of ``count`` deals, indexable by deal

@@ -154,6 +154,7 @@ def snapshots(state: State, rounds: int = 1) -> list[dict]:
     chip = state.chip.T.tolist()
     pile = (DECK_SIZE - state.pile_pos.astype(int)).tolist()
     done = state.done.tolist()
+    order = state.market_order.T.tolist()
     out = []
     for g in range(state.batch_size):
         n = int(state.num_players[g])
@@ -163,6 +164,7 @@ def snapshots(state: State, rounds: int = 1) -> list[dict]:
             "coins": coins[g][:n],
             "chips": chip[g],
             "market": market_cards(state, g),
+            "row": [c for c in order[g] if c >= 0],
             "pile": pile[g],
             "current": int(state.current[g]),
             "phase": int(state.phase[g]),

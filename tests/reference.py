@@ -13,7 +13,15 @@ Canonical action encoding (docs/rules.md):
 
 Canonical deck order: deck[0:5] removed, seat i dealt deck[5+3i : 8+3i],
 pile = deck[5+3N:], drawn from its front.
+
+Options (docs/rules.md, "Other rulesets"), each off by default (the rulebook's game):
+    market_row          the market is a row in entry order; a take pays 1 coin (out of
+                        the game) per card in front of the card taken; a draw is free
+    chip_triples_coins  a majority holder's coins score 3 points each
+    payout_in_points    each minority share costs 3 points and gives the majority 3
 """
+
+OPTIONS = ("market_row", "chip_triples_coins", "payout_in_points")
 
 NUM_COMPANIES = 6
 COMPANY_SIZES = (5, 6, 7, 8, 9, 10)
@@ -44,8 +52,9 @@ def _check_deck(deck):
 class _Round:
     """State of one round (= one complete game of Startups)."""
 
-    def __init__(self, num_players, deck, first_player, round_index):
+    def __init__(self, num_players, deck, first_player, round_index, options=()):
         _check_deck(deck)
+        self.options = set(options)
         n = num_players
         self.num_players = n
         self.round_index = round_index
@@ -64,6 +73,8 @@ class _Round:
         # Every draw pays the same 1 coin onto every card of a company, so the
         # oldest card always carries the most coins.
         self.market = [[] for _ in range(NUM_COMPANIES)]
+        # market_row: the market's companies in the order the cards entered, front first.
+        self.row = []
         self.current = first_player
         self.phase = PHASE_TAKE
         self.barred = -1
@@ -82,10 +93,18 @@ class _Round:
         """Coins `seat` must pay to draw: 1 per market card, except on companies
         whose anti-monopoly chip `seat` holds."""
         cost = 0
+        if "market_row" in self.options:
+            return 0  # drawing is free
         for c in range(NUM_COMPANIES):
             if self.chips[c] != seat:
                 cost += len(self.market[c])
         return cost
+
+    def take_price(self, c):
+        """market_row: a coin for each card in front of c's front-most card; else free."""
+        if "market_row" not in self.options or c not in self.row:
+            return 0
+        return self.row.index(c)
 
     def legal_actions(self):
         if self.done:
@@ -98,7 +117,7 @@ class _Round:
             if len(self.pile) > 0 and self.coins[seat] >= self.draw_cost(seat):
                 legal.append(DRAW)
             for c in range(NUM_COMPANIES):
-                if len(self.market[c]) > 0 and self.chips[c] != seat:
+                if len(self.market[c]) > 0 and self.chips[c] != seat and self.coins[seat] >= self.take_price(c):
                     legal.append(TAKE_BASE + c)
         else:
             hand = self.hands[seat]
@@ -116,9 +135,9 @@ class _Round:
         seat = self.current
         if self.phase == PHASE_TAKE:
             if action == DRAW:
-                # Pay 1 coin onto every market card the drawer must pay on.
+                # Pay 1 coin onto every market card the drawer must pay on (market_row: none).
                 for c in range(NUM_COMPANIES):
-                    if self.chips[c] != seat:
+                    if self.chips[c] != seat and "market_row" not in self.options:
                         for i in range(len(self.market[c])):
                             self.market[c][i] += 1
                             self.coins[seat] -= 1
@@ -130,6 +149,9 @@ class _Round:
                 # Decision 2: take the card of c with the most coins = the oldest.
                 gained = self.market[c].pop(0)
                 self.coins[seat] += gained
+                if "market_row" in self.options:
+                    self.coins[seat] -= self.take_price(c)  # paid out of the game
+                    self.row.remove(c)  # (removes the front-most card of c)
                 self.hands[seat][c] += 1
                 # May not put a card of this company back into the market this turn.
                 self.barred = c
@@ -146,6 +168,8 @@ class _Round:
             c = action - MARKET_BASE
             self.hands[seat][c] -= 1
             self.market[c].append(0)  # newest card, no coins on it
+            if "market_row" in self.options:
+                self.row.append(c)
         self._end_turn(turn_cap)
 
     def _update_chip(self, seat, c):
@@ -180,21 +204,36 @@ class _Round:
                   for p in range(n)]
         balance = list(self.coins)
         threes = [0] * n
+        paid = [0] * n
+        majority = [False] * n  # holds the most of some company alone
         for c in range(NUM_COMPANIES):
             best = max(counts[p][c] for p in range(n))
             leaders = [p for p in range(n) if counts[p][c] == best]
             if best == 0 or len(leaders) != 1:
                 continue  # tie for most (or nobody holds any): nobody pays
             winner = leaders[0]
+            majority[winner] = True
             for p in range(n):
                 if p != winner:
-                    # Paid from 1-point coins only; may go into debt (negative).
-                    balance[p] -= counts[p][c]
+                    paid[p] += counts[p][c]
                     threes[winner] += counts[p][c]
+        points = "payout_in_points" in self.options
+        for p in range(n):
+            if not points:
+                # Paid from 1-point coins only; may go into debt (negative).
+                balance[p] -= paid[p]
         self.final_counts = counts
         self.coins_after_payout = balance
         self.threes = threes
-        self.scores = [balance[p] + 3 * threes[p] for p in range(n)]
+        self.scores = []
+        for p in range(n):
+            capital = balance[p]
+            if "chip_triples_coins" in self.options and majority[p] and capital > 0:
+                capital *= 3  # the chip triples the coins; a debt is not tripled
+            score = capital + 3 * threes[p]
+            if points:
+                score -= 3 * paid[p]  # 3 points a minority share
+            self.scores.append(score)
         # Recency: 0 for the player who took the final turn, 1 for the one
         # before them in turn order, ...; lower is better.
         last = self.last_player
@@ -212,6 +251,7 @@ class _Round:
             "coins": list(self.coins),
             "chips": list(self.chips),
             "market": [list(m) for m in self.market],
+            "row": list(self.row),
             "pile": len(self.pile),
             "current": self.current,
             "phase": self.phase,
@@ -225,7 +265,7 @@ class _Round:
 class ReferenceGame:
     """A whole game: one round (rounds=1) or the optional four-round game."""
 
-    def __init__(self, num_players, decks, rounds=1, turn_cap=400):
+    def __init__(self, num_players, decks, rounds=1, turn_cap=400, options=()):
         if rounds not in (1, 4):
             raise ValueError("rounds must be 1 or 4")
         if len(decks) != rounds:
@@ -236,6 +276,10 @@ class ReferenceGame:
         self.decks = [list(d) for d in decks]
         self.rounds = rounds
         self.turn_cap = turn_cap
+        unknown = set(options) - set(OPTIONS)
+        if unknown:
+            raise ValueError("unknown options %r" % sorted(unknown))
+        self.options = tuple(options)
         self.done = False
         self.truncated = False
         # Round-game bookkeeping.
@@ -249,7 +293,7 @@ class ReferenceGame:
         self.scores = None
         self.threes = None
         self.ranking = None
-        self.round = _Round(num_players, self.decks[0], 0, 0)
+        self.round = _Round(num_players, self.decks[0], 0, 0, self.options)
 
     def legal_actions(self):
         if self.done:
@@ -294,7 +338,7 @@ class ReferenceGame:
         next_index = r.round_index + 1
         if next_index < self.rounds:
             # Fresh state, coins 10 each, chips cleared; the last-placed starts.
-            self.round = _Round(n, self.decks[next_index], last, next_index)
+            self.round = _Round(n, self.decks[next_index], last, next_index, self.options)
         else:
             self.done = True
             place_in_last = {seat: i for i, seat in enumerate(r.ranking)}

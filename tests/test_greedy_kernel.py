@@ -35,10 +35,11 @@ def _concat(states: list[State]) -> State:
     return State(**{f.name: np.concatenate([getattr(s, f.name) for s in states], axis=-1) for f in fields(State)})
 
 
-def _positions(players: int, games: int, seed: int, policy: str, params: GreedyParams = GreedyParams()) -> State:
+def _positions(players: int, games: int, seed: int, policy: str, params: GreedyParams = GreedyParams(),
+               ruleset: str = "rulebook") -> State:
     """Every position of ``games`` games at a table of ``players``, played to the end by random
     or greedy players, and the finished games' last states."""
-    sim = Simulator(Rules(num_players=players), batch_size=games, seed=seed)
+    sim = Simulator(Rules.preset(ruleset, num_players=players), batch_size=games, seed=seed)
     seen = []
     while not sim.done.all():
         seen.append(sim.state.take(np.flatnonzero(~sim.done)))
@@ -69,6 +70,16 @@ def test_the_positions_cover_every_kind_of_state(positions):
     assert ((s.barred >= 0) & (s.phase == 1)).sum() > 1000  # just taken from the market
     assert ((s.chip >= 0).sum(axis=0) >= 3).sum() > 3000  # chips held
     assert (s.market_count.sum(axis=0) >= 4).sum() > 200 and (s.market_take_coins() >= 3).any(axis=0).sum() > 500
+
+
+def test_scores_equal_on_a_market_row():
+    """The summary's ruleset: a take's price and the free draw, in both greedies."""
+    summary = _concat([_positions(n, 4, 7 * n + k, policy, ruleset="summary")
+                       for n in range(MIN_PLAYERS, MAX_PLAYERS + 1) for k, policy in enumerate(("random", "greedy"))])
+    assert (summary.options == 7).all() and (summary.market_take_coins() < 0).any(axis=0).sum() > 300
+    f = state_features(summary)
+    assert (f.draw_cost() == 0).all() and (summary.market_count.sum(axis=0) > 0).sum() > 1000  # free draws
+    assert _same_bits(greedy_kernel.greedy_scores_state(summary), greedy_scores(f))
 
 
 @pytest.mark.parametrize("params", [GreedyParams(), ODD_PARAMS, NARROWEST], ids=["default", "odd", "narrowest"])

@@ -81,10 +81,31 @@ def test_backends_agree_on_random_games():
     assert played >= NUM_GAMES and capped
 
 
+RULESET_GAMES = int(os.environ.get("STARTUPS_RULESET_KERNEL_GAMES", "1000"))
+
+
+@pytest.mark.parametrize("ruleset", ["market_row", "chip_triples_coins", "payout_in_points", "summary"])
+def test_backends_agree_under_each_option_of_play(ruleset):
+    """Each option of play and the summary's ruleset (docs/rules.md, "Other rulesets"), in
+    random games at 2-7 players: standard and round games, capped rounds, auto-reset and
+    partly active steps, as above (STARTUPS_RULESET_KERNEL_GAMES games each; the figures in
+    docs/experiments.md were run with 10,000)."""
+    played = batch = 0
+    while played < RULESET_GAMES:
+        rounds, cap, auto_reset, share = CONFIGS[batch % len(CONFIGS)]
+        size = min(BATCH, RULESET_GAMES - played)
+        rules = Rules.preset(ruleset, rounds=rounds, turn_cap=cap, reward=("win", "rank", "score", "margin")[batch % 4])
+        steps = int(2.2 * 140 * rounds / share) if auto_reset else None
+        played += play_lockstep(rules, size, 1000 + batch, auto_reset, share, steps=steps)
+        batch += 1
+    assert played >= RULESET_GAMES
+
+
 @pytest.mark.parametrize("players", [2, 3, 4, 5, 6, 7])
 def test_backends_agree_at_the_turn_cap_and_in_one_game(players):
     """A batch of one game (the PettingZoo env's path, ``step_one``) and a cap of a few turns."""
-    for rules in (Rules(num_players=players, turn_cap=7), Rules(num_players=players, rounds=4, turn_cap=9)):
+    for rules in (Rules(num_players=players, turn_cap=7), Rules(num_players=players, rounds=4, turn_cap=9),
+                  Rules.preset("summary", num_players=players, turn_cap=11)):
         sims = [Simulator(rules, 1, seed=players, backend=backend) for backend in ("numpy", "numba")]
         while not sims[0].done.all():
             action = int(sims[0].random_actions()[0])
@@ -235,7 +256,7 @@ def test_dealing_in_runs_of_games_deals_the_same():
     dealt = []
     for parts in (1, 3, games.size):
         s = sim.state.copy()
-        kernels.deal_rounds(parts, games, decks, starters, kernels.arrays(s))
+        kernels.deal_rounds(parts, games, decks, starters, Rules().params, kernels.arrays(s))
         dealt.append(s)
     assert not np.array_equal(dealt[0].hand, sim.state.hand)
     for s in dealt[1:]:

@@ -8,6 +8,7 @@ import pytest
 from helpers import assert_states_equal, snapshots, states_equal
 
 from startups_env import Rules, Simulator
+from startups_env.startups import queries
 from startups_env.startups.observe import OBS_DIM, PIECES, SLICES, layout_table, observation_bounds, observe, views
 from startups_env.startups.rules import COMPANY_SIZES, DECK_SIZE, MAX_PLAYERS, NUM_COMPANIES, NUM_REMOVED
 from startups_env.startups.state import State, deal_hidden, public_state
@@ -15,9 +16,9 @@ from startups_env.startups.state import State, deal_hidden, public_state
 P, C = MAX_PLAYERS, NUM_COMPANIES
 
 
-def _states(players, rounds=1, b=12, seed=0, every=7, steps=400):
+def _states(players, rounds=1, b=12, seed=0, every=7, steps=400, ruleset="rulebook"):
     """States reached by random play (every ``every``-th decision), mixed table sizes."""
-    sim = Simulator(Rules(rounds=rounds, turn_cap=200), b, seed=seed, num_players=np.resize(players, b))
+    sim = Simulator(Rules.preset(ruleset, rounds=rounds, turn_cap=200), b, seed=seed, num_players=np.resize(players, b))
     out = [sim.state.copy()]
     for k in range(steps):
         if sim.done.all():
@@ -204,12 +205,13 @@ def _one_by_one(games: list[State], seat: np.ndarray) -> np.ndarray:
     return np.concatenate([observe(game, seat[g:g + 1]) for g, game in enumerate(games)])
 
 
-@pytest.mark.parametrize("rounds", [1, 4])
-def test_one_game_path_matches_the_batch_path(rounds):
+@pytest.mark.parametrize("rounds,ruleset", [(1, "rulebook"), (4, "rulebook"), (1, "market_row")])
+def test_one_game_path_matches_the_batch_path(rounds, ruleset):
     """observe() encodes a batch of one game with its own code (``observe_one_game``); it must
     give the batch path's vectors bit for bit, for every observer, table size and round,
-    and for turn counts past the int8 range that path assembles its bytes in."""
-    states = _states((2, 3, 4, 5, 6, 7), rounds=rounds, b=12, seed=20 + rounds, every=6)
+    and for turn counts past the int8 range that path assembles its bytes in (and, on a
+    market row, the negative take coins)."""
+    states = _states((2, 3, 4, 5, 6, 7), rounds=rounds, b=12, seed=20 + rounds, every=6, ruleset=ruleset)
     for state in states:
         games = _split(state)
         for shift in range(P):
@@ -455,3 +457,18 @@ def test_layout_table_is_generated_from_the_pieces():
         assert line.startswith(f"| {sl.start}-{sl.stop - 1} |"), line
         assert f"`{p.name}`" in line and str(list(p.shape)) in line and p.doc in line
     assert lines[-1].startswith(f"| {OBS_DIM - PIECES[-1].size}-{OBS_DIM - 1} |")
+
+
+def test_a_market_row_shows_each_take_s_price_within_its_bounds():
+    """Under market_row the take_coins piece is minus each take's price (its place in the
+    row), within the declared bounds; some take costs something in random play."""
+    rules = Rules.preset("summary", turn_cap=200)
+    low, high = observation_bounds(rules, (2, 3, 4, 5, 6, 7))
+    lowest = 0
+    for state in _states((2, 3, 4, 5, 6, 7), b=12, seed=5, every=3, ruleset="summary"):
+        obs = observe(state)
+        assert (obs >= low).all() and (obs <= high).all()
+        take = views(obs)["take_coins"]
+        np.testing.assert_array_equal(take, -queries.row_prices(state.market_order).T)
+        lowest = min(lowest, take.min())
+    assert lowest < -3

@@ -18,9 +18,9 @@ from startups_env.startups.observe import OBS_DIM, PIECES  # noqa: E402
 from startups_env.startups.rules import MAX_PLAYERS  # noqa: E402
 
 
-def _states(rounds: int, seed: int, b: int = 24, every: int = 3):
+def _states(rounds: int, seed: int, b: int = 24, every: int = 3, ruleset: str = "rulebook"):
     """States of random play at mixed table sizes 2-7, every ``every``-th decision, to the end."""
-    sim = Simulator(Rules(rounds=rounds, turn_cap=200), b, seed=seed, num_players=np.resize(np.arange(2, 8), b))
+    sim = Simulator(Rules.preset(ruleset, rounds=rounds, turn_cap=200), b, seed=seed, num_players=np.resize(np.arange(2, 8), b))
     out = [sim.state.copy()]
     k = 0
     while not sim.done.all():
@@ -45,9 +45,9 @@ def _assert_bitwise_equal(state, seat):
                                  f"observe() gives {want[g][wrong[:8]]}")
 
 
-@pytest.mark.parametrize("rounds", [1, 4])
-def test_kernel_observation_equals_observe_bitwise(rounds):
-    states = _states(rounds, seed=100 + rounds)
+@pytest.mark.parametrize("rounds,ruleset", [(1, "rulebook"), (4, "rulebook"), (1, "summary"), (4, "market_row")])
+def test_kernel_observation_equals_observe_bitwise(rounds, ruleset):
+    states = _states(rounds, seed=100 + rounds, ruleset=ruleset)
     assert len(states) > 30
     for state in states:
         n = state.num_players.astype(int)

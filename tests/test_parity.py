@@ -23,7 +23,7 @@ import random
 import numpy as np
 import pytest
 from helpers import INSTALLED_BACKENDS, random_deck, ranking, snapshots
-from reference import ReferenceGame
+from reference import OPTIONS, ReferenceGame
 
 from startups_env import Rules, Simulator
 
@@ -72,7 +72,8 @@ def run_parity_batch(sim: Simulator, rounds: int, turn_cap: int, rng: random.Ran
     b = sim.batch_size
     players = [rng.randint(2, 7) for _ in range(b)]
     decks = [[random_deck(rng) for _ in range(rounds)] for _ in range(b)]
-    refs = [ReferenceGame(n, d, rounds=rounds, turn_cap=turn_cap) for n, d in zip(players, decks)]
+    options = [name for name in OPTIONS if getattr(sim.rules, name)]
+    refs = [ReferenceGame(n, d, rounds=rounds, turn_cap=turn_cap, options=options) for n, d in zip(players, decks)]
     sim_decks = np.array(decks) if rounds > 1 else np.array([d[0] for d in decks])
     sim.reset(decks=sim_decks, num_players=np.array(players))
     scheme = sim.rules.reward
@@ -179,3 +180,24 @@ def test_parity_single_table_size(players, backend):
         assert sim.state.scores[:players, g].tolist() == ref.scores
         assert sim.state.threes[:players, g].tolist() == ref.threes
         assert ranking(sim.state.ranks[:, g]) == ref.ranking
+
+
+RULESETS = [*OPTIONS, "summary"]
+
+
+@pytest.mark.parametrize("backend", INSTALLED_BACKENDS)
+@pytest.mark.parametrize("ruleset", RULESETS)
+def test_parity_other_rulesets(ruleset, backend):
+    """Each option of play, and the summary's ruleset, state for state against the
+    reference: standard games, capped games and round games, every reward scheme."""
+    rng = random.Random(ruleset)
+    games = max(NUM_GAMES // 4, 2 * BATCH)
+    played = batches = 0
+    while played < games:
+        rounds, cap = CONFIGS[batches % len(CONFIGS)]
+        cap = rng.randint(3, 60) if cap is None else cap
+        rules = Rules.preset(ruleset, rounds=rounds, turn_cap=cap, reward=REWARDS[batches % len(REWARDS)])
+        size = min(BATCH, games - played)
+        run_parity_batch(Simulator(rules, size, seed=batches, backend=backend), rounds, cap, rng)
+        played += size
+        batches += 1

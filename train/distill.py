@@ -61,7 +61,7 @@ from startups_env.startups.rules import MAX_PLAYERS, MIN_PLAYERS, Rules
 from startups_env.startups.simulator import Simulator
 from startups_env.table import act_for_seats
 from startups_env.table.policy import needs_of
-from startups_env.tools.cli import PLAYERS_FORMS, players_arg, prog
+from startups_env.tools.cli import PLAYERS_FORMS, add_rules_argument, players_arg, prog
 from startups_env.tools.distributed import add_worker_arguments, workers_from_args
 from startups_env.tools.files import atomic_write
 
@@ -72,7 +72,7 @@ SHARD_KEYS = ("obs", "mask", "action", "game", "won")
 
 
 def collect_shard(teacher, opponent: str, games: int, players: tuple[int, ...], seed: int,
-                  turn_cap: int = 400, driver=None) -> dict[str, np.ndarray]:
+                  turn_cap: int = 400, driver=None, ruleset: str = "rulebook") -> dict[str, np.ndarray]:
     """Play ``games`` games, the teacher (an Agent) at a random seat of each and ``opponent``
     (an arena agent spec, e.g. ``greedy``) at all others, table sizes drawn from ``players``.
     Returns the teacher's decisions: obs uint8[N, OBS_DIM] (int16 in the rare shard with a
@@ -82,10 +82,12 @@ def collect_shard(teacher, opponent: str, games: int, players: tuple[int, ...], 
 
     driver: an Agent that plays the teacher's seat instead, the teacher only labelling
     its decisions (DAgger): the recorded positions are then those a student policy meets
-    in its own games, where its mistakes lead."""
+    in its own games, where its mistakes lead.
+
+    ruleset: the options of play (``Rules.preset``)."""
     rng = np.random.default_rng(seed)
     sizes = rng.choice(np.asarray(players), games)
-    sim = Simulator(Rules(num_players=max(players), turn_cap=turn_cap), games, num_players=sizes,
+    sim = Simulator(Rules.preset(ruleset, num_players=max(players), turn_cap=turn_cap), games, num_players=sizes,
                     seed=np.random.default_rng(rng.integers(1 << 62)))
     hero = (rng.random(games) * sizes).astype(np.intp)
     # Entry 0 is the teacher, entry 1 the opponent (one object playing every other seat).
@@ -136,19 +138,23 @@ def label_shard(job: dict, report=None) -> dict[str, np.ndarray]:
     shard_seed, driver_seed = (int(x) for x in np.random.SeedSequence([job["seed"], job["index"]]).generate_state(2))
     teacher = build_agent(job["teacher"], seed=shard_seed)
     driver = build_agent(job["driver"], seed=driver_seed) if job["driver"] else None
-    data = collect_shard(teacher, job["opponent"], job["games"], job["players"], shard_seed, driver=driver)
+    data = collect_shard(teacher, job["opponent"], job["games"], job["players"], shard_seed, driver=driver,
+                         ruleset=job.get("rules", "rulebook"))
     if report is not None:
         report(job["games"])
     return data
 
 
 def shard_jobs(shards: int, shard_games: int, players: tuple[int, ...], teacher: str, opponents: list[str],
-               driver: str, seed: int) -> list[dict]:
+               driver: str, seed: int, ruleset: str = "rulebook") -> list[dict]:
     """The labelling run's shards, 0..shards-1: shard k plays ``shard_games`` games against
     the k-th opponent (cycled), seeded from (seed, k): nothing depends on which worker
-    plays it, or how many there are."""
+    plays it, or how many there are. ``ruleset``: the options of play, in each job unless
+    they are the rulebook's."""
+    rules = {"rules": ruleset} if ruleset != "rulebook" else {}
     return [{"index": k, "games": shard_games, "players": tuple(players), "teacher": teacher,
-             "opponent": opponents[k % len(opponents)], "driver": driver, "seed": seed} for k in range(shards)]
+             "opponent": opponents[k % len(opponents)], "driver": driver, "seed": seed, **rules}
+            for k in range(shards)]
 
 
 def save_shard(data: dict[str, np.ndarray], path: str) -> None:
@@ -240,6 +246,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--games", type=int, default=6000, help="games to record (shards already in OUT count)")
     parser.add_argument("--shard-games", type=int, default=200, help="games per shard (played as one batch)")
     parser.add_argument("--players", type=players_arg, default="4", help=f"table sizes: {PLAYERS_FORMS}")
+    add_rules_argument(parser)
     parser.add_argument("--teacher", default="search", help="arena agent spec of the player to imitate")
     parser.add_argument("--opponents", default="greedy",
                         help="baseline of each shard, cycled (one baseline plays every other seat)")
@@ -273,7 +280,8 @@ def main(argv=None) -> int:
         if not opponents:
             raise ValueError("--opponents names no agent")
         shards = -(-args.games // args.shard_games)
-        jobs = shard_jobs(shards, args.shard_games, args.players, args.teacher, opponents, args.driver, args.seed)
+        jobs = shard_jobs(shards, args.shard_games, args.players, args.teacher, opponents, args.driver, args.seed,
+                          args.rules)
         paths = [os.path.join(data_dir, f"shard_{k:04d}.npz") for k in range(shards)]
         todo = [job for job in jobs if not os.path.exists(paths[job["index"]])]  # resume: written shards stay
         with workers_from_args(args) as pool:
@@ -306,7 +314,8 @@ def main(argv=None) -> int:
                 policy_path)
     print(f"policy: {policy_path}")
     if args.eval_games:
-        results = evaluate(model, ["greedy", "random"], 4, args.eval_games, args.seed + 1, Rules(num_players=4))
+        results = evaluate(model, ["greedy", "random"], 4, args.eval_games, args.seed + 1,
+                           Rules.preset(args.rules, num_players=4))
         for opp, row in eval_summary(results).items():
             lo, hi = row["win_ci"]
             print(f"vs 3 {opp}: win rate {row['win_rate']:.3f} [{lo:.3f}, {hi:.3f}] of {row['games']} games")

@@ -20,7 +20,7 @@ def evaluate(model: ActorCritic, opponents: list[str], players: int, games: int,
     The game is the model's; ``rules`` gives the turn cap."""
     agent = PPOAgent(model, deterministic=True, name="ppo")
     game = game_by_name(model.game)
-    rules = game.make_rules(players, turn_cap=rules.turn_cap)
+    rules = game.make_rules(players, ruleset=getattr(rules, "ruleset", None), turn_cap=rules.turn_cap)
     results = {}
     was_training = model.training
     model.eval()

@@ -129,6 +129,9 @@ class Args:
     """terminal reward scheme of the simulator: rank, win, score or margin"""
     turn_cap: int = 400
     """turns after which a game is truncated (and bootstrapped)"""
+    rules: str = "rulebook"
+    """the ruleset of training and evaluation: a preset (rulebook, summary) or a comma-separated list of
+    options (market_row, chip_triples_coins, payout_in_points), as every tool's --rules (docs/rules.md)"""
     hidden: str = "128,128"
     """widths of the hidden layers of the actor and of the critic"""
     features: bool = True
@@ -252,7 +255,10 @@ def check_args(args: Args) -> None:
             raise ValueError(f"--{name.replace('_', '-')} must be a finite number in {interval}, got {value}")
     if not args.out:
         raise ValueError("--out must name a folder")
-    game.make_rules(args.eval_players, turn_cap=args.turn_cap)  # validates both
+    try:
+        game.make_rules(args.eval_players, ruleset=args.rules, turn_cap=args.turn_cap)  # validates all three
+    except ValueError as exc:
+        raise ValueError(f"--rules, --eval-players or --turn-cap: {exc}") from None
     if args.resume and args.overwrite:
         raise ValueError("--resume continues the run in --out and --overwrite replaces it: give one of them")
     if os.path.exists(args.out) and not os.path.isdir(args.out):
@@ -529,7 +535,7 @@ def setup(args: Args, saved: dict[str, Any] | None) -> Run:
     torch.set_num_threads(args.torch_threads)
     game = game_by_name(args.game)
     players = parse_players(args.players, game.min_players, game.max_players)
-    rules = game.make_rules(players[0], turn_cap=args.turn_cap, reward=args.reward)
+    rules = game.make_rules(players[0], ruleset=args.rules, turn_cap=args.turn_cap, reward=args.reward)
     env_seq, np_seq, torch_seq = np.random.SeedSequence(args.seed).spawn(3)
     np_rng = np.random.default_rng(np_seq)
     gen = torch.Generator().manual_seed(int(torch_seq.generate_state(1)[0]))

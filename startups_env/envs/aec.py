@@ -54,7 +54,7 @@ observed at any time. The layout is generated from `startups_env.startups.observ
 | 112-153 | `chips` | [6, 7] | [0, 1] | per company, one-hot relative seat of the anti-monopoly chip holder (all 0: unclaimed) |
 | 154-159 | `market_cards` | [6] | [0, 10] | market cards per company |
 | 160-165 | `market_coins` | [6] | [0, 10N] | coins on all market cards of each company |
-| 166-171 | `take_coins` | [6] | [0, 10N] | coins on the card a take of each company would take (the richest) |
+| 166-171 | `take_coins` | [6] | [0, 10N]; market_row: [-39, 0] | coins on the card a take of each company would take (the richest); market_row: minus the take's price |
 | 172-172 | `pile` | [1] | [0, 40 - 3N] | cards left in the pile |
 | 173-178 | `barred` | [6] | [0, 1] | one-hot company the player to act may not put into the market this turn |
 | 179-184 | `unseen` | [6] | [0, 10] | cards per company the observer cannot see: others' hands, pile, removed |
@@ -201,7 +201,7 @@ from pettingzoo.utils import wrappers
 
 from startups_env.startups.history import History
 from startups_env.startups.observe import OBS_DIM, STATE_DIM, hidden_observation, observation_bounds, state_bounds
-from startups_env.startups.rules import NUM_ACTIONS, PHASE_NAMES, Rules, action_to_string
+from startups_env.startups.rules import NUM_ACTIONS, PHASE_NAMES, Rules, action_to_string, parse_ruleset
 from startups_env.startups.simulator import Simulator
 from startups_env.startups.state import State, public_state, validate_decks
 
@@ -257,7 +257,9 @@ class raw_env(AECEnv):
     Args:
         num_players: seats, 2-7 (default 4, or ``rules.num_players`` when ``rules`` is given).
         rules: a full :class:`startups_env.Rules`; alternatively pass its fields
-            (``rounds``, ``turn_cap``, ``reward``) as keyword arguments.
+            (``rounds``, ``turn_cap``, ``reward``, the options of play) as keyword
+            arguments, and ``ruleset="summary"`` (or a comma-separated list of options,
+            as ``Rules.preset`` reads it) for the options.
         render_mode: None, ``"ansi"`` (``render()`` returns the table as text),
             ``"human"`` (prints it after every step) or ``"rgb_array"`` (an image).
         history: keep :attr:`history`, the table's put-downs, for bots that read them.
@@ -279,6 +281,8 @@ class raw_env(AECEnv):
         super().__init__()
         if not isinstance(history, bool):
             raise ValueError(f"history must be True or False, got {history!r}")
+        if "ruleset" in rules_kwargs:  # a preset or options by name (Rules.preset)
+            rules_kwargs = {**rules_kwargs, **parse_ruleset(rules_kwargs.pop("ruleset"))}
         unknown = sorted(set(rules_kwargs) - set(_RULES_FIELDS))
         if unknown:
             raise ValueError(f"unknown keyword arguments {unknown}; Rules fields are {list(_RULES_FIELDS)}")

@@ -12,9 +12,11 @@ from startups_env.startups.simulator import Simulator
 from startups_env.startups.state import public_state, shuffled_decks
 
 
-def make_rules(num_players: int, **options) -> Rules:
-    """The :class:`Rules` of a table of ``num_players`` with ``options`` (fields of Rules)."""
-    return Rules(num_players=num_players, **options)
+def make_rules(num_players: int, ruleset: str | None = None, **settings) -> Rules:
+    """The :class:`Rules` of a table of ``num_players`` under ``ruleset`` (a preset name
+    such as ``"summary"`` or a list of options, :meth:`Rules.preset`; None: the
+    rulebook's) with ``settings`` (other fields of Rules)."""
+    return Rules.preset(ruleset or "rulebook", num_players=num_players, **settings)
 
 
 def make_simulator(rules: Rules, batch_size: int, seed=None, decks=None) -> Simulator:

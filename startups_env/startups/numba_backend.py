@@ -35,14 +35,17 @@ import numpy as np
 from startups_env.startups import queries, rules
 from startups_env.startups.observe import OBS_DIM, PIECES, SLICES
 from startups_env.startups.rules import (
+    CHIP_TRIPLES_COINS,
     COMPANY_SIZES,
     DECK_SIZE,
     HAND_SIZE,
+    MARKET_ROW,
     MAX_PLAYERS,
     MIN_PLAYERS,
     NUM_ACTIONS,
     NUM_COMPANIES,
     NUM_REMOVED,
+    PAYOUT_IN_POINTS,
     PUT_PHASE,
     ROUND_GAME_ROUNDS,
     STARTING_COINS,
@@ -183,11 +186,35 @@ unseen_count = _inline(queries.unseen_count)
 @_inline
 def draw_cost(g, seat, s):
     """Coins a draw by ``seat`` lays on the market of game g: one per market card of each
-    company whose chip it lacks (queries.draw_cost)."""
+    company whose chip it lacks (queries.draw_cost); none where the market is a row."""
     cost = 0
     for c in range(C):  # (arithmetic, not a branch: which chips the seat lacks is unpredictable)
         cost += s.market_count[c, g] * (s.chip[c, g] != seat)
-    return cost
+    return cost * ((s.options[g] & MARKET_ROW) == 0)
+
+
+@_inline
+def row_price(g, c, s):
+    """What a take of company c costs in game g where the market is a row: its front-most
+    card's place in ``market_order`` (the cards in front of it); 0 where c has no market
+    card (queries.row_prices)."""
+    for i in range(DECK_SIZE):
+        company = s.market_order[i, g]
+        if company == c:
+            return i
+        if company < 0:
+            break
+    return 0
+
+
+@_inline
+def legal_row_takes(legal, column, g, s):
+    """Where game g's market is a row, clear in column ``column`` of ``legal`` the takes its
+    player to act cannot pay for."""
+    if s.options[g] & MARKET_ROW:
+        purse = s.coins[s.current[g], g]
+        for c in range(C):
+            legal[TAKE + c, column] &= purse >= row_price(g, c, s)
 
 
 @_inline
@@ -225,6 +252,8 @@ def legal_block(legal, lo, hi, s):
             put = _running(g, s) & (s.phase[g] != TAKE_PHASE) & (held > 0)
             legal[KEEP + c, g] = put
             legal[MARKET + c, g] = put & (c != s.barred[g])
+    for g in range(lo, hi):
+        legal_row_takes(legal, g, g, s)
 
 
 @_inline
@@ -263,6 +292,8 @@ def legal_holding(legal, column, g, s, hands, row, hand_column):
         put = not take and hands[row, c, hand_column] > 0
         legal[KEEP + c, column] = put
         legal[MARKET + c, column] = put and c != s.barred[g]
+    if take:
+        legal_row_takes(legal, column, g, s)
 
 
 @_inline
@@ -302,10 +333,11 @@ def take(g, action, s):
     """The take phase of game g: draw the top pile card (paying the market first) or take
     the oldest card of a company from the market with its coins."""
     seat = s.current[g]
+    row = (s.options[g] & MARKET_ROW) != 0
     if action == DRAW:
         for c in range(C):  # a coin on each market card of the companies whose chip the seat lacks
             count = s.market_count[c, g]
-            pays = (count > 0) & (s.chip[c, g] != seat)  # (arithmetic, not a branch: see draw_cost)
+            pays = (count > 0) & (s.chip[c, g] != seat) & (not row)  # (arithmetic, not a branch: see draw_cost)
             s.market_paid[c, g] += pays
             s.market_coins[c, g] += count * pays
             s.coins[seat, g] -= count * pays
@@ -321,8 +353,23 @@ def take(g, action, s):
         s.market_head[card, g] = 0 if head + 1 == SLOTS else head + 1
         s.barred[g] = card  # it may not go straight back into the market
         s.known[seat, card, g] += 1  # everyone saw where it went
+        if row:
+            take_from_row(g, seat, card, s)
     s.hand[seat, card, g] += 1
     s.phase[g] = PUT_PHASE
+
+
+@_inline
+def take_from_row(g, seat, company, s):
+    """Where the market is a row: ``seat`` pays a coin, out of the game, for each card in
+    front of the front-most card of ``company``, which leaves the row."""
+    place = row_price(g, company, s)
+    s.coins[seat, g] -= place
+    for i in range(place, DECK_SIZE - 1):
+        s.market_order[i, g] = s.market_order[i + 1, g]
+        if s.market_order[i, g] < 0:
+            break
+    s.market_order[DECK_SIZE - 1, g] = NO_ONE
 
 
 @_inline
@@ -347,6 +394,11 @@ def put_down(g, action, r, s):
             slot -= SLOTS
         s.market_stamp[c, slot, g] = s.market_paid[c, g]  # a new card carries no coins
         s.market_count[c, g] = count + 1
+        if s.options[g] & MARKET_ROW:  # it joins the end of the row
+            end = 0
+            for k in range(C):
+                end += s.market_count[k, g]
+            s.market_order[end - 1, g] = c
     s.turn[g] += 1
     s.phase[g] = TAKE_PHASE
     s.barred[g] = NO_ONE
@@ -482,6 +534,8 @@ def score_round_game(g, s):
         s.ranks[p, g] = -1
     for p in range(n):
         s.scores[p, g] = s.coins[p, g]
+    in_points = (s.options[g] & PAYOUT_IN_POINTS) != 0
+    majority = 0  # bit p: seat p holds the most of some company alone
     for c in range(C):
         most, winner, holders = 0, 0, 0
         for p in range(n):
@@ -492,12 +546,18 @@ def score_round_game(g, s):
                 holders += 1
         if most == 0 or holders != 1:
             continue
+        majority |= 1 << winner
         for p in range(n):
             if p != winner:
                 paid = s.hand[p, c, g] + s.portfolio[p, c, g]
-                s.scores[p, g] -= paid
+                s.scores[p, g] -= paid * (3 if in_points else 1)
                 s.threes[winner, g] += paid
     for p in range(n):
+        if s.options[g] & CHIP_TRIPLES_COINS and (majority >> p) & 1:
+            # A majority holder's coins count 3 each: those kept after paying in coins, or
+            # all of them where the payout is in points; a debt is not tripled.
+            capital = s.coins[p, g] if in_points else s.scores[p, g]
+            s.scores[p, g] += 2 * max(capital, 0)
         s.scores[p, g] += 3 * s.threes[p, g]
     last = s.current[g]
     for p in range(n):
@@ -527,21 +587,22 @@ def _score_part(lo, hi, games, s):
 score_rounds, score_rounds_parallel = serial_and_parallel(_score_rounds)
 
 
-def _deal_rounds(parts, games, decks, starters, s):
+def _deal_rounds(parts, games, decks, starters, r, s):
     """Deal a fresh round in each listed game g = games[i] from ``decks[i]`` (int8[45], the
     canonical order: the removed cards, the seats' hands, the pile), seat ``starters[i]`` to
     begin (core's ``_start_rounds``): every seated player gets its hand and the starting
-    coins; portfolios, known cards, chips and the market are cleared. (The market's stamps
-    are left as they are: a card entering the market writes its own.)"""
+    coins; portfolios, known cards, chips and the market are cleared, and the game takes
+    the options of play of ``r`` (the rules record). (The market's stamps are left as they
+    are: a card entering the market writes its own.)"""
     # Row by row, game by game within a row: the dealt games' entries of a row are near one
     # another in memory, where one game's entries are a row apart. The games are split into
     # ``parts`` consecutive runs, one per thread in the threaded version.
     for part in numba.prange(parts):
-        _deal_part(games.shape[0] * part // parts, games.shape[0] * (part + 1) // parts, games, decks, starters, s)
+        _deal_part(games.shape[0] * part // parts, games.shape[0] * (part + 1) // parts, games, decks, starters, r, s)
 
 
 @loop_body
-def _deal_part(lo, hi, games, decks, starters, s):
+def _deal_part(lo, hi, games, decks, starters, r, s):
     """:func:`_deal_rounds` for games[lo:hi]."""
     for pos in range(DECK_SIZE):
         for i in range(lo, hi):
@@ -570,6 +631,10 @@ def _deal_part(lo, hi, games, decks, starters, s):
             for k in range(HAND_SIZE):
                 s.hand[p, decks[i, NUM_REMOVED + HAND_SIZE * p + k], g] += 1
         s.pile_pos[g] = pile_start(n)
+        s.options[g] = r.options
+        if r.options & MARKET_ROW:
+            for pos in range(DECK_SIZE):
+                s.market_order[pos, g] = NO_ONE
         s.current[g] = starters[i]
         s.phase[g] = TAKE_PHASE
         s.barred[g] = NO_ONE
@@ -580,7 +645,7 @@ deal_rounds, deal_rounds_parallel = serial_and_parallel(_deal_rounds)
 
 
 def _end_games(parts, games, decks, starters, ended_terminated, ended_truncated, ended_scores, ended_ranks,
-               legal, s):
+               legal, r, s):
     """The end of the listed one-round games under auto-reset, in one call (core's
     ``_finish``, ``_auto_reset`` and the step's ``legal_columns``): score each game
     (:func:`score_round_game`), report it in row g of the step's results (``ended_*``:
@@ -591,11 +656,12 @@ def _end_games(parts, games, decks, starters, ended_terminated, ended_truncated,
     n = games.shape[0]
     for part in numba.prange(parts):
         _end_part(n * part // parts, n * (part + 1) // parts, games, decks, starters, ended_terminated,
-                  ended_truncated, ended_scores, ended_ranks, legal, s)
+                  ended_truncated, ended_scores, ended_ranks, legal, r, s)
 
 
 @loop_body
-def _end_part(lo, hi, games, decks, starters, ended_terminated, ended_truncated, ended_scores, ended_ranks, legal, s):
+def _end_part(lo, hi, games, decks, starters, ended_terminated, ended_truncated, ended_scores, ended_ranks, legal, r,
+              s):
     """:func:`_end_games` for games[lo:hi]."""
     for i in range(lo, hi):
         g = games[i]
@@ -612,7 +678,7 @@ def _end_part(lo, hi, games, decks, starters, ended_terminated, ended_truncated,
         s.terminated[g] = False
         s.truncated[g] = False
         s.capped[g] = False
-    _deal_part(lo, hi, games, decks, starters, s)
+    _deal_part(lo, hi, games, decks, starters, r, s)
     for i in range(lo, hi):
         legal_actions(legal, games[i], s)
 
@@ -681,6 +747,8 @@ def _gather(s, rows, t):
         _gather_1d(s.terminated, r, t.terminated[lo:hi])
         _gather_1d(s.truncated, r, t.truncated[lo:hi])
         _gather_1d(s.capped, r, t.capped[lo:hi])
+        _gather_1d(s.options, r, t.options[lo:hi])
+        _gather_2d(s.market_order, r, t.market_order[:, lo:hi])
 
 
 _gather_serial, _gather_parallel = serial_and_parallel(_gather)
@@ -759,6 +827,8 @@ def observe_into(out, g, seat, s):
         out[_MARKET_COINS + c] = s.market_coins[c, g]
         out[_TAKE_COINS + c] = _take_coins(np.int64(s.market_paid[c, g]),
                                            np.int64(s.market_stamp[c, s.market_head[c, g], g]), count)
+        if s.options[g] & MARKET_ROW:  # less the take's price (queries.market_take_coins)
+            out[_TAKE_COINS + c] -= row_price(g, c, s)
         public = np.int64(0)
         for a in range(n):
             public += np.int64(s.portfolio[a, c, g]) + np.int64(s.known[a, c, g])
@@ -864,7 +934,7 @@ class NumbaBackend:
         threaded = games.size >= PARALLEL_ROUNDS_FROM
         deal = self._deal_threaded if threaded else self._deal
         deal(thread_count() if threaded else 1, np.ascontiguousarray(games, np.intp),
-             np.ascontiguousarray(decks, np.int8), np.ascontiguousarray(starters, np.int8), self.record)
+             np.ascontiguousarray(decks, np.int8), np.ascontiguousarray(starters, np.int8), self._rules, self.record)
         self._mask_cache = None
 
     def score(self, games: np.ndarray) -> None:
@@ -926,7 +996,7 @@ class NumbaBackend:
         parallel = n >= PARALLEL_ROUNDS_FROM
         end = self._end_threaded if parallel else self._end
         end(thread_count() if parallel else 1, ended, decks, np.zeros(n, np.int8), results.terminated,
-            results.truncated, results.scores, results.ranks, legal, self.record)
+            results.truncated, results.scores, results.ranks, legal, self._rules, self.record)
         self._ended_masked = self._next_mask is not None
         self._mask_cache = None
 

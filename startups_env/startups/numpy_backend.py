@@ -97,6 +97,8 @@ class NumpyBackend:
         self._seats_cache: _Seats | None = None  # _seat_cells(), valid with _mask_cache
         self._phase_counts: tuple[int, int] = (0, 0)  # games in the take / put-down phase, valid with _mask_cache
         self._turn_cap = np.array(sim.rules.turn_cap, np.int16)  # (as s.turn; Rules caps it at 30000)
+        self._options = np.array(sim.rules.option_bits, np.int8)
+        self._market_row = sim.rules.market_row
         self._arange = np.arange(b)
         self._batch = np.array(b, np.intp)
         self._one_action = np.zeros(1, np.intp)  # step_one's action buffer
@@ -190,6 +192,9 @@ class NumpyBackend:
         for market in (s.market_count, s.market_head, s.market_paid, s.market_coins):
             market.reshape(-1)[company] = 0
         s.pile_pos[games] = pile_start(n_players)
+        s.options[games] = self._options
+        if self._market_row:
+            s.market_order[:, games] = NO_ONE
         s.current[games] = starters
         s.phase[games] = TAKE_PHASE
         s.barred[games] = NO_ONE
@@ -243,8 +248,13 @@ class NumpyBackend:
         # "& take" / "& put" are skipped where every game is in that phase (always at B = 1).
         if counts[0]:
             lacks_chip = queries.lacks_chip(s.chip, self._per_game(s.current))  # [C, B]
-            can_draw = s.coins.reshape(-1)[seats.cell] >= queries.draw_cost(s.market_count, lacks_chip)
+            purse = s.coins.reshape(-1)[seats.cell]
             can_take = (s.market_count > _ZERO) & lacks_chip
+            if self._market_row:  # a free draw (the pile is never empty at a take); a take costs its place
+                can_draw = take.copy()
+                can_take &= purse >= queries.row_prices(s.market_order)
+            else:
+                can_draw = purse >= queries.draw_cost(s.market_count, lacks_chip)
             if counts[0] < b:
                 can_draw &= take
                 can_take &= take
@@ -301,7 +311,7 @@ class NumpyBackend:
         any_draw, any_grab = np.count_nonzero(draw), np.count_nonzero(grab)
         b = self.batch_size
         every_draw, every_grab = any_draw == b, any_grab == b
-        if any_draw:
+        if any_draw and not self._market_row:  # (on a market row a draw is free)
             # Lay 1 coin on every market card of companies whose chip the drawer lacks, i.e.
             # of the companies it may take from: the legal take rows (drawers are takers).
             pay = rows[_TAKE:_KEEP]  # [C, B]
@@ -333,6 +343,8 @@ class NumpyBackend:
             else:  # (arithmetic select: numpy's where is several times slower on small ints)
                 s.barred += (company - s.barred) * grab
             s.known.reshape(-1)[seats.base + row] += one  # [cur, company, game]
+            if self._market_row:
+                self._take_from_row(company, grab, seat)
         # The card each game gains (any valid company where none: it gains 0 of it).
         if any_draw:
             card = s.deck.reshape(-1)[self._flat(np.minimum(s.pile_pos, _LAST_CARD))]
@@ -404,6 +416,25 @@ class NumpyBackend:
             paid = old + (paid - old) * to_market
         market_stamp[slot_cell] = paid
         market_count[row] = count + (_ONE if every_market else to_market)
+        if self._market_row:  # it joins the end of the row
+            end = s.market_count.sum(axis=0, dtype=np.intp) - to_market  # the row's length before it
+            games = np.flatnonzero(to_market)
+            s.market_order[end[games], games] = company[games]
+
+    def _take_from_row(self, company: np.ndarray, grab: np.ndarray, seat: np.ndarray) -> None:
+        """Where the market is a row: in the ``grab`` games (bool[B]) the taker (flat
+        offsets ``seat``) pays one coin, out of the game, for each card in front of the
+        front-most card of ``company`` (int[B]), which leaves the row."""
+        s = self.state
+        games = np.flatnonzero(grab)
+        order = s.market_order[:, games]  # [45, k]
+        place = (order == company[games]).argmax(axis=0)  # the card's place (queries.row_prices)
+        s.coins.reshape(-1)[seat[games]] -= place.astype(np.int16)
+        slot = np.arange(DECK_SIZE)[:, None]
+        after = np.minimum(slot + (slot >= place), DECK_SIZE - 1)  # the cards behind it move up one
+        shifted = np.take_along_axis(order, after, axis=0)
+        shifted[-1] = NO_ONE
+        s.market_order[:, games] = shifted
 
     def _end_turn(self, put: np.ndarray, seats: _Seats, every: bool) -> np.ndarray:
         """End the turn in the ``put`` games: the next seat takes, unless the round ended
@@ -435,10 +466,7 @@ class NumpyBackend:
         seat_company = self._row_starts[:P * C] + games  # flat offsets of [seat, company, game]
         seat_rows = seat_company[:P]  # flat offsets of [seat, game]
         holdings = (s.hand.reshape(-1)[seat_company] + s.portfolio.reshape(-1)[seat_company]).reshape(P, C, -1)  # <= 10
-        paid, received = company_payouts(holdings)
-        balance = s.coins.reshape(-1)[seat_rows] - paid.sum(axis=1, dtype=np.int16)
-        threes = received.sum(axis=1, dtype=np.int16)
-        scores = (balance + 3 * threes).astype(np.int16)
+        scores, threes = self._round_scores(holdings, s.coins.reshape(-1)[seat_rows])
         # Tie-breaks: more 3-point coins, then the later player counting back from the
         # player who took the final turn (recency 0 is best).
         seat = np.arange(P)[:, None]
@@ -453,6 +481,22 @@ class NumpyBackend:
         s.threes.reshape(-1)[seat_rows] = threes * valid
         s.ranks.reshape(-1)[seat_rows] = np.where(valid, ranks, -1)
 
+    def _round_scores(self, holdings: np.ndarray, coins: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(scores, threes), int16[P, n]: each seat's score from its final ``holdings``
+        (int[P, C, n]) and ``coins`` (int16[P, n]), and the shares paid to it (the 3-point
+        coins it received; in points under ``payout_in_points``), by the payout of the rules."""
+        rules = self.sim.rules
+        paid, received = company_payouts(holdings)
+        paid = paid.sum(axis=1, dtype=np.int16)
+        threes = received.sum(axis=1, dtype=np.int16)
+        balance = coins if rules.payout_in_points else coins - paid
+        if rules.chip_triples_coins:  # a majority holder's coins count 3 points (a debt stays 1 a coin)
+            balance = balance + 2 * np.maximum(balance, 0) * majority_holders(holdings).any(axis=1)
+        scores = balance + 3 * threes
+        if rules.payout_in_points:
+            scores -= 3 * paid
+        return scores.astype(np.int16), threes
+
 
 def company_payouts(holdings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The final payout of a round, company by company (also used by the renderer to
@@ -462,12 +506,21 @@ def company_payouts(holdings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     (its cards there, if another seat holds strictly the most) and the 3-point coins the
     sole majority holder receives (the sum of those payments). A tie for most: nobody pays.
     """
+    majority = majority_holders(holdings)
+    sole = majority.any(axis=0)  # [C, n]
+    paid = holdings * (sole & ~majority)  # each minority holder pays 1 coin per card
+    received = majority * paid.sum(axis=0, dtype=paid.dtype)  # (in holdings' dtype: 45 cards fit int8)
+    return paid, received
+
+
+def majority_holders(holdings: np.ndarray) -> np.ndarray:
+    """bool[P, C, n]: the seat holds strictly more cards of the company than every other
+    seat (``holdings`` int[P, C, n], hands added): the payout's majority holder, and under
+    ``Rules.chip_triples_coins`` the holder of the company's anti-monopoly chip when scored.
+    A tie for most: nobody."""
     most = holdings.max(axis=0)
     sole = np.add.reduce(holdings == most, axis=0, dtype=np.int8) == 1  # [C, n]
     winner = holdings.argmax(axis=0)  # [C, n]
-    is_winner = np.arange(holdings.shape[0])[:, None, None] == winner
-    paid = holdings * (sole & ~is_winner)  # each minority holder pays 1 coin per card
-    received = (is_winner & sole) * paid.sum(axis=0, dtype=paid.dtype)  # (in holdings' dtype: 45 cards fit int8)
-    return paid, received
+    return (np.arange(holdings.shape[0])[:, None, None] == winner) & sole
 
 

@@ -25,6 +25,7 @@ from startups_env.startups.rules import (
     COMPANY_SIZES,
     DECK_SIZE,
     HAND_SIZE,
+    MARKET_ROW,
     MAX_PLAYERS,
     MIN_PLAYERS,
     NUM_COMPANIES,
@@ -72,6 +73,14 @@ _HAND_CARDS = _fixed(0, HAND_SIZE + 1)  # a hand holds 3 cards, 4 between a take
 _COINS = (lambda rules: (0, STARTING_COINS * rules.num_players)), f"[0, {STARTING_COINS}N]"
 
 
+_LOWEST_TAKE = -(DECK_SIZE - NUM_REMOVED - 1)  # market_row: a take's price is its place in the row, < 40
+
+
+def _take_coin_bounds(rules: Rules) -> tuple[int, int]:
+    """The coins on a card, or on a market row (no coins on cards) minus the take's price."""
+    return (_LOWEST_TAKE, 0) if rules.market_row else (0, STARTING_COINS * rules.num_players)
+
+
 def _round_points(rules: Rules) -> tuple[int, int]:
     """+2 for every round won down to -1 for every round lost. In the standard game the points
     stay 0; the piece gets the width-1 range [0, 1] there rather than [0, 0], because
@@ -93,7 +102,8 @@ PIECES: tuple[Piece, ...] = (
     Piece("chips", (C, P), *_ONE_HOT, "per company, one-hot relative seat of the anti-monopoly chip holder (all 0: unclaimed)"),
     Piece("market_cards", (C,), *_CARDS, "market cards per company"),
     Piece("market_coins", (C,), *_COINS, "coins on all market cards of each company"),
-    Piece("take_coins", (C,), *_COINS, "coins on the card a take of each company would take (the richest)"),
+    Piece("take_coins", (C,), _take_coin_bounds, f"[0, {STARTING_COINS}N]; market_row: [{_LOWEST_TAKE}, 0]",
+          "coins on the card a take of each company would take (the richest); market_row: minus the take's price"),
     Piece("pile", (1,), lambda rules: (0, DECK_SIZE - pile_start(rules.num_players)),
           f"[0, {DECK_SIZE - NUM_REMOVED} - {HAND_SIZE}N]", "cards left in the pile"),
     Piece("barred", (C,), *_ONE_HOT, "one-hot company the player to act may not put into the market this turn"),
@@ -312,11 +322,12 @@ def observe_one_game(state: State, seat, out: np.ndarray | None) -> np.ndarray:
     zeros = _ZERO_BYTES[:pad * C]
     own_hand, own_known = hand[k * C:(k + 1) * C], known[k * C:(k + 1) * C]
     small = _numbers_of_one_game(s, n, own_hand, own_known, count, head, (s0, s1))
-    # The int16 and computed pieces are within 0..127 in any real game (70 coins in all, 45
-    # cards; unseen <= 10); anything else takes the batch path rather than wrapping around.
-    if min(small) < 0 or max(small) > 127:
+    # The int16 and computed pieces are within -128..127 in any real game (70 coins in all, 45
+    # cards; unseen <= 10; a take's price on a market row < 45); anything else takes the batch
+    # path rather than wrapping around.
+    if min(small) < -128 or max(small) > 127:
         return _observe_batch(state, np.full(1, k), out)
-    small = bytes(small)  # coins [0:7], market coins, take coins and pile [7:20], unseen [20:26]
+    small = bytes([v & 255 for v in small])  # coins [0:7], market coins, take coins and pile [7:20], unseen [20:26]
     turn = s.turn.item()
     points = s.round_points.tobytes()
     vector = b"".join((
@@ -356,6 +367,8 @@ def _numbers_of_one_game(s: State, n: int, own_hand: bytes, own_known: bytes, co
     # Take coins, as State.market_take_coins: the coins on each company's head card.
     paid, stamp = s.market_paid.ravel().tolist(), s.market_stamp.ravel().tolist()  # stamp entry c * SLOTS + slot
     take = [queries.take_coins(paid[c], stamp[c * SLOTS + head[c]], count[c]) for c in range(C)]
+    if s.options.item() & MARKET_ROW:  # less the take's price (market_take_coins)
+        take = [coins - price for coins, price in zip(take, queries.row_prices(s.market_order)[:, 0].tolist())]
     coins = s.coins.ravel().tolist()
     coins = coins[seat_runs[0]] + coins[seat_runs[1]] + _ZERO_LIST[:P - n]
     market = s.market_coins.ravel().tolist() + take + [queries.pile_left(s.pile_pos.item())]

@@ -9,7 +9,8 @@ from the game it plays:
 * seats relative to an observer: :func:`absolute_seats`, :func:`relative_seat`;
 * the deck layout (removed cards, dealt hands, pile): :data:`REMOVED`, :data:`HANDS`,
   :func:`in_pile`, :func:`pile_left`;
-* the market: :func:`card_coins`, :func:`take_coins`, :func:`market_take_coins`;
+* the market: :func:`card_coins`, :func:`take_coins`, :func:`market_take_coins`, and where
+  it is a row (``Rules.market_row``) :func:`row_prices`;
 * a draw's price and the chip: :func:`lacks_chip`, :func:`draw_cost`, :func:`takes_chip`;
 * what a seat cannot see: :func:`unseen_count`, :func:`unseen`;
 * results: :func:`score_margin`, :func:`rank_value`;
@@ -33,7 +34,15 @@ import functools
 
 import numpy as np
 
-from startups_env.startups.rules import COMPANY_SIZES, DECK_SIZE, HAND_SIZE, MAX_PLAYERS, NUM_COMPANIES, NUM_REMOVED
+from startups_env.startups.rules import (
+    COMPANY_SIZES,
+    DECK_SIZE,
+    HAND_SIZE,
+    MARKET_ROW,
+    MAX_PLAYERS,
+    NUM_COMPANIES,
+    NUM_REMOVED,
+)
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
 SLOTS = max(COMPANY_SIZES)  # market ring-buffer slots per company (see state.State)
@@ -127,11 +136,26 @@ def take_coins(paid, head_stamp, count):
 
 
 def market_take_coins(state) -> np.ndarray:
-    """int16[C, B]: coins on the card a take of company c would take (0 if none) in the
-    games of ``state`` (a :class:`~startups_env.startups.state.State`)."""
+    """int16[C, B]: the coins a take of company c would gain in the games of ``state`` (a
+    :class:`~startups_env.startups.state.State`): those on the card it takes (0 if none),
+    less its price where the market is a row (:func:`row_prices`: then never positive)."""
     b = state.batch_size
     cell = state.market_head.astype(np.intp) * b + _slot_rows(b)  # flat offset of [c, head, game]
-    return take_coins(state.market_paid, state.market_stamp.reshape(-1).take(cell), state.market_count)
+    coins = take_coins(state.market_paid, state.market_stamp.reshape(-1).take(cell), state.market_count)
+    if np.count_nonzero(state.options & MARKET_ROW):  # (elsewhere market_order is all -1: every price 0)
+        coins -= row_prices(state.market_order)
+    return coins
+
+
+_COMPANY_IDS = np.arange(C, dtype=np.int8)[:, None, None]
+
+
+def row_prices(market_order: np.ndarray) -> np.ndarray:
+    """int16[C, B]: what a take of company c costs where the market is a row
+    (``Rules.market_row``): one coin for each card in front of c's front-most card, i.e.
+    that card's place in ``market_order`` (int8[45, B], companies in entry order, -1 past
+    the end); 0 where c has no market card."""
+    return (market_order[None] == _COMPANY_IDS).argmax(axis=1).astype(np.int16)
 
 
 # ----------------------------------------------------------------------------- draw and chip

@@ -88,12 +88,22 @@ def string_to_action(text: str) -> int:
     raise ValueError(f"unknown action {text!r}; expected e.g. 'draw', 'take octo', 'keep hippo', 'market giraffe' or an id 0-18")
 
 
+# The options of play that differ from the rulebook (docs/rules.md, "Other rulesets"): each
+# a bool field of Rules, and a bit of ``Rules.option_bits``, which every dealt game carries
+# in ``State.options`` (as it carries its table size), so that any code holding a state
+# plays it by its own rules.
+OPTIONS = ("market_row", "chip_triples_coins", "payout_in_points")
+MARKET_ROW, CHIP_TRIPLES_COINS, PAYOUT_IN_POINTS = 1, 2, 4  # the options' bits, in OPTIONS order
+RULESETS = {"rulebook": (), "summary": OPTIONS}  # named presets: the options each turns on
+
+
 class RuleParams(NamedTuple):
     """The settings of :class:`Rules` that change play, as plain ints: the one record in
     which they reach the compiled rules (``Rules.params``). A new option of play is a
     field of Rules and a field here."""
 
     turn_cap: int
+    options: int  # Rules.option_bits
 
 
 @dataclass(frozen=True)
@@ -123,12 +133,24 @@ class Rules:
             In the round game, "win" and "rank" use the final round-game ranking and
             "score" and "margin" use the round points ("score" unscaled, minus their mean;
             "margin" with 1 in place of 8).
+        market_row: the market is one row in the order its cards entered; taking a card
+            costs one coin for each card in front of it (the coins leave the game), and
+            drawing from the pile is free. "take company c" takes c's front-most card.
+        chip_triples_coins: at the payout, a player who holds the majority of some company
+            (so its anti-monopoly chip) scores 3 points for each of its 1-point coins.
+        payout_in_points: the payout is in points, not coins: each minority share costs its
+            holder 3 points and gives the majority holder 3.
+        The three options default to the rulebook's game; ``Rules.preset("summary")`` turns
+        all three on (docs/rules.md, "Other rulesets").
     """
 
     num_players: int = 4
     rounds: int = 1
     turn_cap: int = DEFAULT_TURN_CAP
     reward: str = "win"
+    market_row: bool = False
+    chip_triples_coins: bool = False
+    payout_in_points: bool = False
 
     def __post_init__(self) -> None:
         # Every int field is type-checked before its range: True == 1 and 4.0 == 4, so a
@@ -150,13 +172,67 @@ class Rules:
             raise ValueError(f"turn_cap must be an int in [1, 30000], got {self.turn_cap!r}")
         if not isinstance(self.reward, str) or self.reward not in REWARD_SCHEMES:
             raise ValueError(f"reward must be one of {REWARD_SCHEMES}, got {self.reward!r}")
+        for name in OPTIONS:
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be a bool, got {getattr(self, name)!r}")
+
+    @classmethod
+    def preset(cls, ruleset: str = "rulebook", **settings) -> "Rules":
+        """Rules of a named ruleset: a preset name (``"rulebook"``, ``"summary"``) or a
+        comma-separated list of options (``"market_row,payout_in_points"``), as
+        :attr:`ruleset` writes it; ``settings`` are the other fields (``num_players``...)."""
+        return cls(**parse_ruleset(ruleset), **settings)
+
+    @property
+    def ruleset(self) -> str:
+        """The options of play in force, as a name :meth:`preset` reads: a preset's name
+        where one matches, else the options joined by commas."""
+        on = tuple(name for name in OPTIONS if getattr(self, name))
+        for name, options in RULESETS.items():
+            if on == options:
+                return name
+        return ",".join(on)
+
+    @functools.cached_property
+    def option_bits(self) -> int:
+        """The options in force as bits (MARKET_ROW | CHIP_TRIPLES_COINS | PAYOUT_IN_POINTS);
+        0 for the rulebook's game."""
+        return sum(1 << i for i, name in enumerate(OPTIONS) if getattr(self, name))
+
+    def option_vector(self) -> tuple[float, ...]:
+        """The options in force as 0/1 flags in :data:`OPTIONS` order: the documented rules
+        vector a policy trained across rulesets may read beside its observation."""
+        return tuple(float(getattr(self, name)) for name in OPTIONS)
 
     @functools.cached_property
     def params(self) -> RuleParams:
         """The settings that change play, as the record the compiled rules read."""
-        return RuleParams(turn_cap=self.turn_cap)
+        return RuleParams(turn_cap=self.turn_cap, options=self.option_bits)
 
     @property
     def official(self) -> bool:
         """False for the unofficial 2-player variant."""
         return self.num_players >= MIN_OFFICIAL_PLAYERS
+
+
+def options_of_bits(bits: int) -> dict[str, bool]:
+    """The option fields of :class:`Rules` that ``bits`` (``Rules.option_bits``, as a game
+    records them in ``State.options``) turn on."""
+    return {name: bool(bits >> i & 1) for i, name in enumerate(OPTIONS)}
+
+
+def parse_ruleset(text: str) -> dict[str, bool]:
+    """The option fields of :class:`Rules` that a ruleset name sets: a preset name of
+    :data:`RULESETS` or a comma-separated list of :data:`OPTIONS` (all others off)."""
+    if not isinstance(text, str):
+        raise ValueError(f"a ruleset must be a string, got {text!r}")
+    text = text.strip().lower()
+    if text in RULESETS:
+        names = RULESETS[text]
+    else:
+        names = tuple(word.strip() for word in text.split(",") if word.strip())
+        unknown = [name for name in names if name not in OPTIONS]
+        if unknown or not names:
+            raise ValueError(f"unknown ruleset {text!r}: expected one of {sorted(RULESETS)} or a comma-separated "
+                             f"list of options from {list(OPTIONS)}")
+    return {name: name in names for name in OPTIONS}

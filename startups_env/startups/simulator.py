@@ -15,6 +15,7 @@ computed in :mod:`startups_env.startups.queries`.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import fields
 
 import numpy as np
@@ -33,6 +34,7 @@ from startups_env.startups.rules import (
     Action,
     Rules,
     action_to_string,
+    options_of_bits,
 )
 from startups_env.startups.state import (
     State,
@@ -50,6 +52,21 @@ __all__ = ["BACKENDS", "Simulator", "State", "StepResult", "default_backend", "n
 P = MAX_PLAYERS
 _DRAW, _KEEP = int(Action.DRAW), int(Action.KEEP)
 _UNSIGNED_NUM_ACTIONS = np.array(NUM_ACTIONS, np.uintp)  # (a 0-d array: numpy compares with it fastest)
+
+
+def _rules_of_games(state: State, rules: Rules | None) -> Rules:
+    """``rules`` (default the rulebook's) with the options of play of the games of
+    ``state``; ValueError if its games were dealt under different options."""
+    rules = Rules() if rules is None else rules
+    if not isinstance(rules, Rules):
+        raise ValueError(f"rules must be a startups_env.Rules, got {type(rules).__name__}")
+    bits = np.unique(state.options)
+    if bits.size > 1:
+        raise ValueError(f"the games of state were dealt under different options of play (State.options "
+                         f"{bits.tolist()}); a simulator plays one ruleset")
+    if int(bits[0]) == rules.option_bits:
+        return rules
+    return dataclasses.replace(rules, **options_of_bits(int(bits[0])))
 
 
 class Simulator:
@@ -106,7 +123,9 @@ class Simulator:
                    backend: str | None = None) -> "Simulator":
         """A simulator that continues the games of ``state`` (used as is, not copied), e.g. a
         search bot's rollouts from sampled states (``State.take`` of a running batch with
-        hidden cards re-dealt). Later rounds of the round game are shuffled from ``seed``."""
+        hidden cards re-dealt). Later rounds of the round game are shuffled from ``seed``.
+        The games keep the options of play they were dealt under (``State.options``), as
+        they keep their table sizes: ``rules`` gives the other settings."""
         if not isinstance(state, State):
             raise ValueError(f"state must be a startups_env.State, got {type(state).__name__}")
         # Every field must be laid out as State.empty would make it for this batch: the step
@@ -129,7 +148,7 @@ class Simulator:
                 raise ValueError(f"state.{f.name} must be {want.dtype}{list(shape)} for a batch of {b} games "
                                  f"(as State.empty({b})), got {given}")
         new = cls.__new__(cls)  # (no deal: the games are given)
-        new._configure(rules, b, False, seed, backend)
+        new._configure(_rules_of_games(state, rules), b, False, seed, backend)
         new._validate_num_players(state.num_players)
         new.state = state
         return new

@@ -9,6 +9,10 @@ coins are always laid on *every* card of a company at once, so the market of a c
 a FIFO queue kept as a ring buffer of *stamps*: ``paid[c]`` counts the coins laid on each
 card of company c so far, and a card stores the value of ``paid[c]`` when it entered; its
 coins are ``paid[c] - stamp``. A draw is then one add per company instead of one per card.
+Where the market is a row (``Rules.market_row``: ``options`` has the MARKET_ROW bit), the
+queues stay as they are and ``market_order`` also lists the market's companies in the order
+their cards entered (a company's front-most card is the oldest of its queue); elsewhere
+``market_order`` is never written and stays -1.
 
 Both backends (:mod:`.numpy_backend`, :mod:`.numba_backend`) change a State in place; the
 compiled one receives it as one record (:func:`startups_env.startups.numba_backend.arrays`).
@@ -77,6 +81,8 @@ class State:
     terminated: np.ndarray  # bool[B]  game over: the pile ran out (in the last round)
     truncated: np.ndarray  # bool[B]   game over: a round reached the turn cap
     capped: np.ndarray  # bool[B]      some round of this game reached the turn cap
+    options: np.ndarray  # int8[B]      the options of play the game is dealt under (Rules.option_bits; 0 the rulebook)
+    market_order: np.ndarray  # int8[45, B]  market_row games: the market's companies in entry order, -1 past its end
 
     @classmethod
     def empty(cls, batch_size: int) -> "State":
@@ -109,6 +115,8 @@ class State:
             terminated=np.zeros(b, bool),
             truncated=np.zeros(b, bool),
             capped=np.zeros(b, bool),
+            options=np.zeros(b, np.int8),
+            market_order=np.full((DECK_SIZE, b), NO_ONE, np.int8),
         )
 
     @property

@@ -47,7 +47,7 @@ class _Seat:
         self.entries = entries
 
     def ask(self, obs: np.ndarray, mask: np.ndarray, games: np.ndarray, seats: np.ndarray, *,
-            public=None, history=None, timings: dict | None = None) -> np.ndarray:
+            public=None, history=None, rules=None, timings: dict | None = None) -> np.ndarray:
         """The policy's checked actions int64[k] for k games (obs[k, D], mask bool[k, A];
         ``games`` and ``seats`` name them in errors)."""
         given = {}
@@ -61,6 +61,10 @@ class _Seat:
                                  "does not keep: give it the game's history of the games that has seen every "
                                  "decision (e.g. play through startups_env.table.driver.Table)")
             given["history"] = history
+        if "rules" in self.needs:
+            if rules is None:
+                raise ValueError(f"{self.label} needs the table's rules, which this driver does not give")
+            given["rules"] = rules
         started = time.perf_counter()
         chosen = self.policy.act(obs, mask, **given)
         if timings is not None:
@@ -237,7 +241,7 @@ class Table:
             if "history" in seat.needs and self.history is not None:
                 history = self.history.take(sel)
             actions[sel] = seat.ask(obs[sel], mask[sel], sel, current[sel], public=public, history=history,
-                                    timings=self.timings)
+                                    rules=sim.rules, timings=self.timings)
         self.acting = None
         return actions
 
@@ -348,7 +352,8 @@ def play_aec_game(env, policies: dict, *, seed=None, options: dict | None = None
         public = env.public_state(name) if "public" in seat.needs else None
         history = env.history if "history" in seat.needs else None
         action = seat.ask(obs["observation"][None], obs["action_mask"][None].astype(bool), game,
-                          np.array([names.index(name)]), public=public, history=history)
+                          np.array([names.index(name)]), public=public, history=history,
+                          rules=getattr(env.unwrapped, "rules", None))
         env.step(int(action[0]))
         steps += 1
     return {"rewards": rewards, "steps": steps, "truncated": truncated, "infos": infos}

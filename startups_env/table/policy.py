@@ -13,7 +13,10 @@ declares it in ``needs`` (a set of the names in :data:`NEEDS`):
   only what the player to act may know (:func:`startups_env.startups.state.public_state`), for bots
   that sample hidden cards (search);
 * ``"history"``: ``history=``, the :class:`~startups_env.startups.history.History` of the B games,
-  the table's put-downs as everyone saw them, for bots that read hands from them.
+  the table's put-downs as everyone saw them, for bots that read hands from them;
+* ``"rules"``: ``rules=``, the :class:`~startups_env.startups.rules.Rules` of the table, for
+  bots that value a move by the options of play (a free draw on a market row...), which
+  every player knows as it knows the table size.
 
 A plain callable ``f(obs, mask) -> actions`` is a policy as it is (it needs nothing);
 :func:`as_policy` gives it the ``act`` method and :func:`needs_of` reads what any policy
@@ -38,7 +41,7 @@ from startups_env.checks import is_int
 from startups_env.startups.rules import NUM_ACTIONS
 
 #: What a policy may declare in ``needs``; every driver supplies each of them.
-NEEDS = frozenset({"public", "history"})
+NEEDS = frozenset({"public", "history", "rules"})
 
 
 class Policy(abc.ABC):

@@ -1,6 +1,6 @@
 """What the command-line tools share: the name they go by in their usage and error lines,
-and the one reading of ``--players`` (:func:`startups_env.envs.vector.parse_players`) for all
-of them.
+the one reading of ``--players`` (:func:`startups_env.envs.vector.parse_players`) for all
+of them, and of ``--rules`` (:func:`add_rules_argument`).
 
     parser = argparse.ArgumentParser(prog=prog("startups_env.agents.ladder"))
     parser.add_argument("--players", type=players_arg, default="3,4,6")   # several table sizes
@@ -14,6 +14,7 @@ import os
 import sys
 
 from startups_env.envs.vector import parse_players
+from startups_env.startups.rules import OPTIONS, RULESETS, parse_ruleset
 
 #: How every ``--players`` flag is described: the forms :func:`parse_players` reads.
 PLAYERS_FORMS = "a number, a range like 3-7 or a list like 3,4,6"
@@ -43,3 +44,24 @@ def table_size_arg(text: str) -> int:
         raise argparse.ArgumentTypeError(f"this tool plays one table size at a time, got {text!r} "
                                          "(the ladder, the trainer and distill take several)")
     return sizes[0]
+
+
+#: How every ``--rules`` flag is described.
+RULES_FORMS = f"a preset ({', '.join(RULESETS)}) or a comma-separated list of options ({', '.join(OPTIONS)})"
+
+
+def rules_arg(text: str) -> str:
+    """argparse ``type`` of ``--rules``: the ruleset's name as ``Rules.ruleset`` writes it
+    (pass ``Rules.preset(args.rules, ...)``)."""
+    try:
+        on = parse_ruleset(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    names = tuple(name for name in OPTIONS if on[name])
+    return next((name for name, options in RULESETS.items() if options == names), ",".join(names))
+
+
+def add_rules_argument(parser: argparse.ArgumentParser) -> None:
+    """The ``--rules`` flag every tool takes: the options of play, default the rulebook's."""
+    parser.add_argument("--rules", type=rules_arg, default="rulebook",
+                        help=f"the ruleset: {RULES_FORMS} (default rulebook; docs/rules.md, 'Other rulesets')")

@@ -96,6 +96,8 @@ class GameLog:
         decks: one canonical deck (45 company ids) per round: 1, or 4 for the round game.
         actions: canonical action ids (0-18), in the order played.
         rounds, turn_cap, reward: the remaining :class:`~startups_env.startups.rules.Rules` fields.
+        ruleset: the options of play, as ``Rules.ruleset`` names them (stored in the
+            file's ``rules`` only where they are not the rulebook's).
         players: optional names of who played each seat (metadata only).
         result: for a finished game, ``{"scores", "threes", "ranks": per seat,
             "terminated", "truncated"}``; :func:`replay` checks it. None for an unfinished game.
@@ -107,6 +109,7 @@ class GameLog:
     rounds: int = 1
     turn_cap: int = Rules.turn_cap
     reward: str = Rules.reward
+    ruleset: str = "rulebook"
     players: list | None = None
     result: dict | None = None
 
@@ -149,7 +152,8 @@ class GameLog:
     def rules(self) -> Rules:
         if isinstance(self.num_players, bool) or not isinstance(self.num_players, int):
             raise ValueError(f"num_players must be an int, got {self.num_players!r}")
-        return Rules(num_players=self.num_players, rounds=self.rounds, turn_cap=self.turn_cap, reward=self.reward)
+        return Rules.preset(self.ruleset, num_players=self.num_players, rounds=self.rounds, turn_cap=self.turn_cap,
+                            reward=self.reward)
 
     @property
     def deck(self) -> list[int]:
@@ -162,7 +166,8 @@ class GameLog:
             "format": LOG_FORMAT,
             "version": LOG_VERSION,
             "num_players": self.num_players,
-            "rules": {"rounds": self.rounds, "turn_cap": self.turn_cap, "reward": self.reward},
+            "rules": {"rounds": self.rounds, "turn_cap": self.turn_cap, "reward": self.reward,
+                      **({"ruleset": self.rules.ruleset} if self.rules.option_bits else {})},
             "decks": self.decks,
             "actions": self.actions,
             "players": self.players,
@@ -203,7 +208,7 @@ class GameLog:
         rules = data["rules"]
         if not isinstance(rules, dict):
             raise ValueError("game log 'rules' must be an object")
-        unknown = set(rules) - {"rounds", "turn_cap", "reward"}
+        unknown = set(rules) - {"rounds", "turn_cap", "reward", "ruleset"}
         if unknown:
             raise ValueError(f"unknown rules fields in game log: {sorted(unknown)}")
         return cls(
@@ -270,6 +275,7 @@ class Recorder:
             rounds=self.rules.rounds,
             turn_cap=self.rules.turn_cap,
             reward=self.rules.reward,
+            ruleset=self.rules.ruleset,
             players=list(players) if players is not None else None,
         )
         self.sim = _simulator(self._log)
