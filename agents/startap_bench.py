@@ -7,7 +7,8 @@ wall-clock seconds, random legal actions, finished games re-dealt inside the tim
     aec players=4 decisions_per_s=...            the PettingZoo env in the usual random-agent loop
     game_length players=N bots=random decisions=... turns=...   mean of --games games at each table size
     game_length players=N bots=builder decisions=... turns=...  the same with the builder bot in every seat
-    wins players=2 A_vs_B=...                    share of --matches seat-rotated games A wins against B
+    wins players=N A_vs_B=...                    share of --matches seat-rotated games that A wins, A and B
+                                                 alternating round the table (N: 2, and --players made even)
 
 A decision is one action of one player. Options: ``--players 4``, ``--repeats 3``,
 ``--seconds 2.0``, ``--batch-sizes 1,256,4096``, ``--games 1000``, ``--matches 400`` (0 to
@@ -106,11 +107,11 @@ def main(argv=None) -> None:
         decisions, turns = game_length(n, args.games, bot)
         print(f"game_length players={n} bots={bot} decisions={decisions:.1f} turns={turns:.2f}", flush=True)
     if args.matches:
-        for a, b in itertools.permutations(("random", "builder", "outsourcer"), 2):
-            if a < b:
-                wins = play_games([make_startap_agent(a, seed=0), make_startap_agent(b, seed=1)], 2, args.matches,
-                                  seed=7)["wins"]
-                print(f"wins players=2 {a}_vs_{b}={wins[0]:.3f}", flush=True)
+        for n, (a, b) in itertools.product(sorted({2, args.players - args.players % 2}),
+                                           itertools.combinations(("builder", "outsourcer", "random"), 2)):
+            bots = [make_startap_agent((a, b)[seat % 2], seed=seat) for seat in range(n)]
+            wins = play_games(bots, n, args.matches, seed=7)["wins"]
+            print(f"wins players={n} {a}_vs_{b}={wins[0::2].sum():.3f}", flush=True)
 
 
 if __name__ == "__main__":

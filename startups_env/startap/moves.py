@@ -138,13 +138,17 @@ def target(s: State, g: np.ndarray, a: np.ndarray) -> None:
 
 
 def main(s: State, g: np.ndarray, a: np.ndarray) -> None:
-    for lo, hi, handler in ((R.DONE, R.SELL_BASE, lambda s, g, x: E.end_main(s, g)), (R.SELL_BASE, R.PLAY_PROJECT_BASE, sell),
+    for lo, hi, handler in ((R.DONE, R.SELL_BASE, done), (R.SELL_BASE, R.PLAY_PROJECT_BASE, sell),
                             (R.PLAY_PROJECT_BASE, R.HIRE_BASE, start_project), (R.HIRE_BASE, R.FRONT_BASE, hire),
                             (R.FRONT_BASE, R.FIRE_BASE, play_front), (R.FIRE_BASE, R.WORK_BASE, fire),
                             (R.WORK_BASE, R.OFFER_BASE, work), (R.OFFER_BASE, R.NUM_ACTIONS, offer)):
         here = (a >= lo) & (a < hi)
         if here.any():
             handler(s, g[here], a[here] - lo)
+
+
+def done(s: State, g: np.ndarray, _zero: np.ndarray) -> None:
+    E.end_main(s, g)
 
 
 def sell(s: State, g: np.ndarray, card: np.ndarray) -> None:
