@@ -59,7 +59,7 @@ from startups_env.startups.rules import DEFAULT_TURN_CAP, Rules
 from startups_env.table.driver import Table
 from startups_env.table.games import DEFAULT_GAME, game_by_name
 from startups_env.table.policy import as_policy, policy_name
-from startups_env.tools.cli import add_rules_argument, prog, table_size_arg
+from startups_env.tools.cli import add_game_argument, add_rules_argument, prog, table_size_arg
 from startups_env.tools.distributed import Workers, add_worker_arguments, progress_bar, workers_from_args
 from startups_env.tools.files import atomic_write
 
@@ -542,8 +542,10 @@ def _parser() -> argparse.ArgumentParser:
                         "ppo:PATH, sb3:PATH and outside bots, module:callable (see startups_env.agents.registry)")
     p.add_argument("--games", type=int, default=2000, help="games to play (rounded up to whole deals)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--turn-cap", type=int, default=DEFAULT_TURN_CAP)
-    p.add_argument("--rounds", type=int, default=1, choices=(1, 4), help="1 standard game, 4 round game")
+    p.add_argument("--turn-cap", type=int, default=None,
+                   help=f"turns after which a game is truncated (default: the game's own, {DEFAULT_TURN_CAP} in Startups)")
+    p.add_argument("--rounds", type=int, default=None, choices=(1, 4), help="Startups: 1 standard game (default), 4 round game")
+    add_game_argument(p)
     add_rules_argument(p)
     p.add_argument("--batch-size", type=int, default=None, help="games per shard, each one simulator batch with its own bots seeded from (seed, shard) "
                         f"(default: all games in one; {SHARD_GAMES} with --workers or --ray-address)")
@@ -596,9 +598,12 @@ def main(argv=None) -> int:
             parser.error(f"--plot {args.plot}: matplotlib is not installed (pip install matplotlib, "
                          "or the train extra)")
     try:
-        rules = Rules.preset(args.rules, num_players=args.players, turn_cap=args.turn_cap, rounds=args.rounds)
+        game = game_by_name(args.game)
+        settings = {name: value for name, value in (("turn_cap", args.turn_cap), ("rounds", args.rounds))
+                    if value is not None}
+        rules = game.make_rules(args.players, ruleset=args.rules, **settings)
         with workers_from_args(args) as pool:  # an unreachable cluster fails here, before any game
-            result = run_arena(specs, args.players, args.games, args.seed, rules=rules,
+            result = run_arena(specs, args.players, args.games, args.seed, rules=rules, game=game,
                                batch_size=args.batch_size, progress=not args.no_progress, workers=pool)
     except (ValueError, FileNotFoundError, ConnectionError) as exc:
         command_line_error(parser, exc, args.traceback)

@@ -57,8 +57,8 @@ import sys
 
 import numpy as np
 
-from startups_env.startups.rules import Rules
-from startups_env.tools.cli import PLAYERS_FORMS, add_rules_argument, players_arg, prog
+from startups_env.table.games import DEFAULT_GAME, game_by_name
+from startups_env.tools.cli import PLAYERS_FORMS, add_game_argument, add_rules_argument, players_arg, prog
 from startups_env.tools.distributed import Workers, add_worker_arguments, workers_from_args
 from startups_env.tools.files import atomic_write
 
@@ -79,11 +79,20 @@ def matrix_pairings(heroes, styles) -> tuple[tuple[str, str], ...]:
 
 #: (hero, opponent) pairings of the default ladder; "search" games are the expensive ones.
 PAIRINGS = matrix_pairings(HEROES, STYLES)
+#: The default heroes and styles of each game's ladder.
+LADDER_BOTS = {"startups": (HEROES, STYLES),
+               "startap": (("random", "builder", "outsourcer"), ("random", "builder", "outsourcer"))}
+
+
+def default_pairings(game: str = DEFAULT_GAME) -> tuple[tuple[str, str], ...]:
+    """The pairings of ``game``'s default ladder (:data:`LADDER_BOTS`)."""
+    heroes, styles = LADDER_BOTS[game_by_name(game).name]
+    return matrix_pairings(heroes, styles)
 
 
 def run_ladder(players: list[int], games: int, search_games: int, seed: int, progress: bool = False,
                pairings=PAIRINGS, workers: int | Workers | None = None, ray_address: str | None = None,
-               resume: str | None = None, ruleset: str = "rulebook") -> dict:
+               resume: str | None = None, ruleset: str = "rulebook", game: str = DEFAULT_GAME) -> dict:
     """Play the pairings at each table size. Returns ``{"pairings": [row, ...], "ratings":
     [row, ...], "matrix": [table, ...]}``: one row per pairing played, one per bot and table
     size (the joint fit of that size's games), and one :func:`ladder_matrix` table per
@@ -96,19 +105,23 @@ def run_ladder(players: list[int], games: int, search_games: int, seed: int, pro
         instead, with their stored wall and decision times, so the returned ladder is
         that of an uninterrupted run. Every file needed is checked before any game: one
         that cannot be read or holds another pairing is a ValueError.
-    ruleset: the options of play (``Rules.preset``): a preset name or a list of options."""
-    ruleset = Rules.preset(ruleset).ruleset  # (checked, and named as Rules names it)
+    ruleset: the options of play (``Rules.preset``): a preset name or a list of options.
+    game: the game played, by name (:mod:`startups_env.table.games`); the default pairings
+    are *Startups*' (:func:`default_pairings` gives another game's)."""
+    game = game_by_name(game).name
+    rules = game_by_name(game).make_rules(min(players), ruleset=ruleset)  # (checked before any game)
+    ruleset = getattr(rules, "ruleset", ruleset)  # (named as Rules names it)
     if resume is not None:
         problem = check_output_path(os.path.join(resume, "pairing.json"))
         if problem:
             raise ValueError(f"resume folder {resume}: {problem}")
     pool = workers if isinstance(workers, Workers) else Workers(workers, ray_address)
     with pool if pool is not workers else contextlib.nullcontext():
-        return _run_ladder(players, games, search_games, seed, progress, pairings, pool, resume, ruleset)
+        return _run_ladder(players, games, search_games, seed, progress, pairings, pool, resume, ruleset, game)
 
 
-def _run_ladder(players, games, search_games, seed, progress, pairings, pool: Workers, resume, ruleset) -> dict:
-    keys = {n: pairing_keys(n, pairings, games, search_games, seed, pool.sharded, ruleset) for n in players}
+def _run_ladder(players, games, search_games, seed, progress, pairings, pool: Workers, resume, ruleset, game) -> dict:
+    keys = {n: pairing_keys(n, pairings, games, search_games, seed, pool.sharded, ruleset, game) for n in players}
     saved = _load_saved(resume, [key for n in keys for key in keys[n]]) if resume is not None else {}
     rows, ladder, matrices = [], [], []
     widths = (max([7] + [len(hero) for hero, _ in pairings]), max([7] + [len(opponent) for _, opponent in pairings]))
@@ -131,21 +144,24 @@ def _run_ladder(players, games, search_games, seed, progress, pairings, pool: Wo
 
 
 def pairing_keys(players: int, pairings, games: int, search_games: int, seed: int, sharded: bool,
-                 ruleset: str = "rulebook") -> list[dict]:
+                 ruleset: str = "rulebook", game: str = DEFAULT_GAME) -> list[dict]:
     """The pairings played at one table size, in order, each as the dict of everything that
     decides its ArenaResult (its key in a resume folder); those sized 0 games are left out.
     sharded: workers were asked for, so each arena run plays shards of SHARD_GAMES games.
-    ruleset: the options of play, recorded in the key unless they are the rulebook's."""
-    rules = Rules.preset(ruleset, num_players=players)
+    ruleset: the options of play, recorded in the key unless they are the rulebook's; game:
+    recorded unless it is *Startups* (so that older keys read as before)."""
+    rules = game_by_name(game).make_rules(players, ruleset=ruleset)
     keys = []
     for hero, opponent in pairings:
         count = search_games if _is_search(hero) or _is_search(opponent) else games
         if count > 0:
             keys.append({"players": players, "hero": hero, "opponent": opponent, "games": count, "seed": seed,
-                         "rounds": rules.rounds, "turn_cap": rules.turn_cap,
+                         "rounds": getattr(rules, "rounds", 1), "turn_cap": rules.turn_cap,
                          "shard_games": SHARD_GAMES if sharded else None})  # None: one shard of every game
-        if count > 0 and rules.option_bits:  # (a rulebook key reads as before the options existed)
+        if count > 0 and getattr(rules, "option_bits", 0):  # (a rulebook key reads as before the options existed)
             keys[-1]["rules"] = rules.ruleset
+        if count > 0 and game != DEFAULT_GAME:
+            keys[-1]["game"] = game
     return keys
 
 
@@ -155,9 +171,11 @@ def _pairing_result(key: dict, saved: dict, resume: str | None, progress: bool, 
     if path in saved:
         return saved[path]
     n = key["players"]
-    rules = Rules.preset(key.get("rules", "rulebook"), num_players=n, rounds=key["rounds"], turn_cap=key["turn_cap"])
+    game = game_by_name(key.get("game", DEFAULT_GAME))
+    settings = {"turn_cap": key["turn_cap"], **({"rounds": key["rounds"]} if key["rounds"] != 1 else {})}
+    rules = game.make_rules(n, ruleset=key.get("rules"), **settings)
     result = run_arena([key["hero"]] + [key["opponent"]] * (n - 1), n, key["games"], seed=key["seed"],
-                       progress=progress, rate=False, workers=pool, rules=rules)
+                       progress=progress, rate=False, workers=pool, rules=rules, game=game)
     if path is not None:
         save_pairing(path, key, result)
     return result
@@ -361,11 +379,12 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--json", help="write the pairings, ratings and matrices as JSON here")
     p.add_argument("--csv", help="write the matrices as CSV here (a row per table size and hero)")
-    p.add_argument("--heroes", "--hero", dest="heroes", default=",".join(HEROES),
+    p.add_argument("--heroes", "--hero", dest="heroes", default=None,
                    help="comma-separated heroes, any agent specs (e.g. ppo, ppo:PATH or an outside bot's "
-                        f"mybot:make_bot); default {','.join(HEROES)}")
-    p.add_argument("--styles", "--opponents", dest="styles", default=",".join(STYLES),
-                   help=f"comma-separated opponent styles; default {','.join(STYLES)}")
+                        f"mybot:make_bot); default {','.join(HEROES)} (Стартап: its bots)")
+    p.add_argument("--styles", "--opponents", dest="styles", default=None,
+                   help=f"comma-separated opponent styles; default {','.join(STYLES)} (Стартап: its bots)")
+    add_game_argument(p)
     p.add_argument("--progress", action="store_true")
     p.add_argument("--resume", metavar="DIR",
                    help="save each pairing's result in DIR as soon as it is played, and load those already "
@@ -376,7 +395,9 @@ def main(argv=None) -> int:
     add_traceback_argument(p)
     add_worker_arguments(p)
     args = p.parse_args(argv)
-    heroes, styles = split_names(args.heroes), split_names(args.styles)
+    default_heroes, default_styles = LADDER_BOTS[args.game]
+    heroes = split_names(args.heroes) if args.heroes is not None else list(default_heroes)
+    styles = split_names(args.styles) if args.styles is not None else list(default_styles)
     if not heroes:
         p.error("--hero must name at least one agent (--heroes is its other name)")
     if not styles:
@@ -389,7 +410,8 @@ def main(argv=None) -> int:
     try:
         with workers_from_args(args) as pool:
             ladder = run_ladder(list(args.players), args.games, args.search_games, args.seed, progress=args.progress,
-                                pairings=pairings, workers=pool, resume=args.resume, ruleset=args.rules)
+                                pairings=pairings, workers=pool, resume=args.resume, ruleset=args.rules,
+                                game=args.game)
     except (ValueError, FileNotFoundError, ConnectionError) as exc:
         command_line_error(p, exc, args.traceback)
     if args.json:

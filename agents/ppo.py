@@ -70,12 +70,14 @@ NUM_DERIVED = 9 * NUM_COMPANIES
 
 
 def bounds_scale(game: str, obs_dim: int) -> np.ndarray:
-    """float32[obs_dim]: the input scale of a network of another game (or size): one over
-    each feature's largest magnitude at the game's usual table (1 where it is 0 or
-    unbounded, or where the size is not the game's)."""
+    """float32[obs_dim]: the input scale of a network of another game (or size): the game's
+    own (``Game.input_scale``), else one over each feature's largest magnitude at the
+    game's usual table (1 where it is 0 or unbounded, or where the size is not the game's)."""
     record = game_by_name(game)
     if obs_dim != record.obs_dim:
         return np.ones(obs_dim, np.float32)
+    if record.input_scale is not None:
+        return record.input_scale()
     low, high = record.observation_bounds(record.default_rules(), None)
     largest = np.maximum(np.abs(low), np.abs(high))
     largest = np.where(np.isfinite(largest) & (largest > 0), largest, 1.0)

@@ -78,7 +78,10 @@ _RULE_BASED = {"random": ("random_agent", "RandomAgent"), "greedy": ("greedy", "
 #: The built-in bots of the other games (:mod:`startups_env.table.games`), as above: game ->
 #: {name: (module of this package, class)}. Their outside bots and ``ppo:PATH`` work as in
 #: *Startups*; the search, ``sb3:`` and OpenSpiel's bots are *Startups*' only.
-GAME_BOTS: dict[str, dict[str, tuple[str, str]]] = {}
+GAME_BOTS: dict[str, dict[str, tuple[str, str]]] = {
+    "startap": {"random": ("startap_bots", "StartapRandomAgent"), "builder": ("startap_bots", "BuilderAgent"),
+                "outsourcer": ("startap_bots", "OutsourcerAgent")},
+}
 
 #: ``module:callable``: a dotted module name, a colon, an identifier (``ppo:`` and
 #: ``sb3:`` are read first).

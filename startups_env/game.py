@@ -59,6 +59,8 @@ class Game:
         action_to_string(action): a readable name of an action id.
         obs_layout: the observation's pieces as ``name:size,...``; a network checkpoint
             records it, so that one trained on another layout is refused.
+        input_scale(): float32[obs_dim], what a network multiplies the observation by
+            (None: the network's own choice).
     """
 
     name: str
@@ -81,6 +83,7 @@ class Game:
     outcome: Callable[..., dict]
     action_to_string: Callable[[int], str]
     obs_layout: str = ""
+    input_scale: Callable[[], np.ndarray] | None = None
 
 
     def default_rules(self, **options):

@@ -127,8 +127,9 @@ class Args:
     """table sizes drawn per game: a number, a range like 3-7 or a list like 3,4,6 (as every tool's --players)"""
     reward: str = "rank"
     """terminal reward scheme of the simulator: rank, win, score or margin"""
-    turn_cap: int = 400
-    """turns after which a game is truncated (and bootstrapped)"""
+    turn_cap: int = 0
+    """turns after which a game is truncated (and bootstrapped); 0: the game's own (400 in Startups, fixed at 60
+    in Стартап)"""
     rules: str = "rulebook"
     """the ruleset of training and evaluation: a preset (rulebook, summary) or a comma-separated list of
     options (market_row, chip_triples_coins, payout_in_points), as every tool's --rules (docs/rules.md)"""
@@ -256,7 +257,7 @@ def check_args(args: Args) -> None:
     if not args.out:
         raise ValueError("--out must name a folder")
     try:
-        game.make_rules(args.eval_players, ruleset=args.rules, turn_cap=args.turn_cap)  # validates all three
+        game.make_rules(args.eval_players, ruleset=args.rules, **turn_cap(args))  # validates all three
     except ValueError as exc:
         raise ValueError(f"--rules, --eval-players or --turn-cap: {exc}") from None
     if args.resume and args.overwrite:
@@ -274,6 +275,11 @@ def check_args(args: Args) -> None:
                 build_agent(name, game=game.name)
             except (ValueError, FileNotFoundError) as exc:
                 raise ValueError(f"{flag}: {exc}") from None
+
+
+def turn_cap(args: Args) -> dict[str, int]:
+    """The turn cap as a setting of the game's rules: none where --turn-cap is 0 (the game's own)."""
+    return {"turn_cap": args.turn_cap} if args.turn_cap else {}
 
 
 #: What a run writes in --out, besides TensorBoard's ``events.out.tfevents.*`` files.
@@ -535,7 +541,7 @@ def setup(args: Args, saved: dict[str, Any] | None) -> Run:
     torch.set_num_threads(args.torch_threads)
     game = game_by_name(args.game)
     players = parse_players(args.players, game.min_players, game.max_players)
-    rules = game.make_rules(players[0], ruleset=args.rules, turn_cap=args.turn_cap, reward=args.reward)
+    rules = game.make_rules(players[0], ruleset=args.rules, reward=args.reward, **turn_cap(args))
     env_seq, np_seq, torch_seq = np.random.SeedSequence(args.seed).spawn(3)
     np_rng = np.random.default_rng(np_seq)
     gen = torch.Generator().manual_seed(int(torch_seq.generate_state(1)[0]))

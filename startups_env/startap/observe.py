@@ -134,3 +134,48 @@ def views(obs: np.ndarray) -> dict[str, np.ndarray]:
     out["seats"] = _split(out["seats"].reshape(len(obs), P, -1), PER_SEAT)
     out["projects"] = _split(out["projects"].reshape(len(obs), C.NUM_PROJECTS, -1), PER_PROJECT)
     return out
+
+
+# ------------------------------------------------------------------ bounds and scale
+#: The numbers among the pieces (everything else is a 0/1 flag), with the size a network
+#: divides them by: the win line for coins, the cap for turns, a generous count otherwise.
+#: A piece of several columns may name a divisor per column (None: a flag).
+NUMBER_SCALE = {
+    "turn": R.TURN_CAP, "coins": R.WIN_COINS, "hired": 6, "failures": R.MAX_FAILURES, "backup": R.BACKUP_WORK,
+    "employees": 4, "free": 4, "self_free": 2, "project_hand_size": 6, "opportunity_hand_size": 6,
+    "feature_work": 4, "work_left": 6, "weeks_left": 6, "features": 4, "long_work": 6, "pending": 10,
+    "decks_left": (C.NUM_PROJECTS, C.NUM_OPPORTUNITIES, C.NUM_INCIDENTS), "offer_price": R.MAX_PRICE,
+    "incident": (None,) * len(C.IMMEDIATE_KINDS) + (10, 10), "turn_flags": (2, 2, 2, R.MAX_OFFERS),
+}
+
+
+def _columns(pieces) -> list:
+    """Per column of ``pieces``: its divisor (a number) or None (a 0/1 flag)."""
+    out = []
+    for name, size in pieces:
+        scale = NUMBER_SCALE.get(name)
+        if name == "seats":
+            out += _columns(PER_SEAT) * P
+        elif name == "projects":
+            out += _columns(PER_PROJECT) * C.NUM_PROJECTS
+        elif isinstance(scale, tuple):
+            out += list(scale)
+        else:
+            out += [scale] * size
+    return out
+
+
+_COLUMNS = _columns(PIECES)  # (tests check it has OBS_DIM entries)
+
+
+def observation_bounds(rules=None, players=None) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) float32[OBS_DIM]: 0 and 1 for the flags; 0 and no upper bound for the
+    numbers (coins, counts and work are never negative). The same at every table size."""
+    high = np.array([1.0 if c is None else np.inf for c in _COLUMNS], np.float32)
+    return np.zeros(OBS_DIM, np.float32), high
+
+
+def input_scale() -> np.ndarray:
+    """float32[OBS_DIM]: what a network multiplies the observation by, 1 / :data:`NUMBER_SCALE`
+    for the numbers and 1 for the flags."""
+    return np.array([1.0 if c is None else 1.0 / c for c in _COLUMNS], np.float32)

@@ -7,6 +7,8 @@ firing, assigning work, offering work) is a sequence of decisions ending with DO
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from startups_env.startap.cards import NUM_OPPORTUNITIES, NUM_PROJECTS, NUM_SPECIALTIES, SPECIALTIES
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 6
@@ -96,3 +98,33 @@ def action_to_string(a: int) -> str:
 def rent(headcount: int) -> int:
     """Coins of office rent a turn for a team of ``headcount`` people (the player included)."""
     return sum(1 for people, _coins in RENT_STEPS if headcount >= people)
+
+
+REWARD_SCHEMES = ("win", "rank")
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Table-level settings of *Стартап* (the tools' common ``rules`` object).
+
+    Attributes:
+        num_players: seats, 2-6.
+        reward: the terminal reward, ``"win"`` (+1 to the winner, -1/(N-1) to every other
+            seat) or ``"rank"`` (1 - 2 * rank / (N-1), +1 for the winner down to -1 for
+            last); both zero-sum.
+        turn_cap: the turns after which a game is truncated; fixed at :data:`TURN_CAP`
+            (docs/startap.md), accepted here so that tools can pass it alike to every game.
+    """
+
+    num_players: int = 4
+    reward: str = "win"
+    turn_cap: int = TURN_CAP
+
+    def __post_init__(self) -> None:
+        if isinstance(self.num_players, bool) or not isinstance(self.num_players, int) or not (
+                MIN_PLAYERS <= self.num_players <= MAX_PLAYERS):
+            raise ValueError(f"num_players must be an int between {MIN_PLAYERS} and {MAX_PLAYERS}, got {self.num_players!r}")
+        if self.reward not in REWARD_SCHEMES:
+            raise ValueError(f"reward must be one of {REWARD_SCHEMES} in Стартап, got {self.reward!r}")
+        if self.turn_cap != TURN_CAP:
+            raise ValueError(f"Стартап's turn cap is fixed at {TURN_CAP} turns, got turn_cap={self.turn_cap!r}")

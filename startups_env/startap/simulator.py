@@ -17,11 +17,18 @@ from startups_env.startap import moves
 from startups_env.startap.cards import NUM_INCIDENTS, NUM_OPPORTUNITIES, NUM_PROJECTS
 from startups_env.startap.engine import start_turn
 from startups_env.startap.rules import (MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, START_COINS, START_OPPORTUNITIES,
-                                        START_PROJECTS, action_to_string)
+                                        START_PROJECTS, Rules, action_to_string)
 from startups_env.startap.state import State, StepResult
 
 P = MAX_PLAYERS
 DECK_SIZES = {"project_deck": NUM_PROJECTS, "opportunity_deck": NUM_OPPORTUNITIES, "incident_deck": NUM_INCIDENTS}
+
+
+def shuffled_decks(rng: np.random.Generator, count: int) -> dict[str, np.ndarray]:
+    """Fresh shuffles of the three decks for ``count`` games: ``{"project_deck": int8[count,
+    29], "opportunity_deck": int8[count, 50], "incident_deck": int8[count, 42]}``."""
+    return {name: rng.permuted(np.tile(np.arange(size, dtype=np.int8), (count, 1)), axis=1)
+            for name, size in DECK_SIZES.items()}
 
 
 def uniform_legal(mask, rng: np.random.Generator) -> np.ndarray:
@@ -44,9 +51,14 @@ class Simulator:
             sim.step(sim.random_actions())
     """
 
-    def __init__(self, batch_size: int = 1, *, num_players=4, seed=None):
+    def __init__(self, batch_size: int = 1, *, num_players=None, seed=None, rules: Rules | None = None):
         if not is_int(batch_size) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+        if rules is not None and not isinstance(rules, Rules):
+            raise ValueError(f"rules must be a startups_env.startap.rules.Rules, got {type(rules).__name__}")
+        #: The settings (the reward scheme); ``num_players`` defaults to rules.num_players.
+        self.rules = rules if rules is not None else Rules(num_players=4 if num_players is None else int(num_players))
+        num_players = self.rules.num_players if num_players is None else num_players
         self.batch_size = int(batch_size)
         self.rng = np.random.default_rng(check_seed(seed, generator_ok=True))
         self.state = State.empty(self.batch_size)
@@ -65,8 +77,7 @@ class Simulator:
 
     def shuffled_decks(self, count: int) -> dict[str, np.ndarray]:
         """Fresh shuffles of the three decks for ``count`` games, from the generator."""
-        return {name: self.rng.permuted(np.tile(np.arange(size, dtype=np.int8), (count, 1)), axis=1)
-                for name, size in DECK_SIZES.items()}
+        return shuffled_decks(self.rng, count)
 
     def _check_decks(self, decks, count: int) -> dict[str, np.ndarray]:
         if not isinstance(decks, dict) or set(decks) != set(DECK_SIZES):
@@ -190,10 +201,14 @@ class Simulator:
         return StepResult(rewards, s.terminated.copy(), s.truncated.copy(), scores, ranks)
 
     def rewards(self, games, dtype=np.float32) -> np.ndarray:
-        """[P, n] terminal rewards of finished ``games``: +1 to the winner, -1/(N-1) to each
-        other seat (zero-sum), 0 for empty seats."""
+        """[P, n] terminal rewards of finished ``games`` by ``rules.reward``: "win", +1 to
+        the winner and -1/(N-1) to each other seat; "rank", 1 - 2 * rank / (N-1). 0 for
+        empty seats."""
         games = np.asarray(games, np.intp)
         ranks = self.state.ranks[games].T
         n = self.state.num_players[games].astype(dtype)
-        reward = np.where(ranks == 0, 1.0, -1.0 / (n[None, :] - 1))
+        if self.rules.reward == "rank":
+            reward = 1.0 - 2.0 * ranks / (n[None, :] - 1)
+        else:
+            reward = np.where(ranks == 0, 1.0, -1.0 / (n[None, :] - 1))
         return np.where(ranks >= 0, reward, 0.0).astype(dtype)

@@ -7,9 +7,10 @@ one place that lists them.
 from __future__ import annotations
 
 from startups_env.game import Game
+from startups_env.startap.game import GAME as STARTAP
 from startups_env.startups.game import GAME as STARTUPS
 
-GAMES: dict[str, Game] = {game.name: game for game in (STARTUPS,)}
+GAMES: dict[str, Game] = {game.name: game for game in (STARTUPS, STARTAP)}
 DEFAULT_GAME = STARTUPS.name
 
 

@@ -1,6 +1,7 @@
 """What the command-line tools share: the name they go by in their usage and error lines,
 the one reading of ``--players`` (:func:`startups_env.envs.vector.parse_players`) for all
-of them, and of ``--rules`` (:func:`add_rules_argument`).
+of them, of ``--rules`` (:func:`add_rules_argument`) and of ``--game``
+(:func:`add_game_argument`).
 
     parser = argparse.ArgumentParser(prog=prog("startups_env.agents.ladder"))
     parser.add_argument("--players", type=players_arg, default="3,4,6")   # several table sizes
@@ -15,6 +16,7 @@ import sys
 
 from startups_env.envs.vector import parse_players
 from startups_env.startups.rules import OPTIONS, RULESETS, parse_ruleset
+from startups_env.table.games import DEFAULT_GAME, GAMES
 
 #: How every ``--players`` flag is described: the forms :func:`parse_players` reads.
 PLAYERS_FORMS = "a number, a range like 3-7 or a list like 3,4,6"
@@ -65,3 +67,9 @@ def add_rules_argument(parser: argparse.ArgumentParser) -> None:
     """The ``--rules`` flag every tool takes: the options of play, default the rulebook's."""
     parser.add_argument("--rules", type=rules_arg, default="rulebook",
                         help=f"the ruleset: {RULES_FORMS} (default rulebook; docs/rules.md, 'Other rulesets')")
+
+
+def add_game_argument(parser: argparse.ArgumentParser) -> None:
+    """The ``--game`` flag of the tools that seat bots at any game (:mod:`startups_env.table.games`)."""
+    parser.add_argument("--game", choices=sorted(GAMES), default=DEFAULT_GAME,
+                        help=f"the game played (default {DEFAULT_GAME}; startap: Стартап, docs/startap.md)")

@@ -1,0 +1,77 @@
+"""*Стартап* as the shared tools see it: :data:`GAME` (a :class:`startups_env.game.Game`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from startups_env.game import Game
+from startups_env.startap.observe import OBS_DIM, PIECES, input_scale, observation_bounds, observe
+from startups_env.startap.rules import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, TURN_CAP, WIN_COINS, Rules, action_to_string
+from startups_env.startap.simulator import Simulator, shuffled_decks
+
+#: The one ruleset of Стартап, by the name tools take (``--rules``): its rules as
+#: docs/startap.md gives them.
+RULESETS = ("rulebook",)
+
+
+def make_rules(num_players: int, ruleset: str | None = None, **settings) -> Rules:
+    """The :class:`Rules` of a table of ``num_players`` (settings: ``reward``, ``turn_cap``)."""
+    if ruleset not in (None, *RULESETS):
+        raise ValueError(f"Стартап has one ruleset, {RULESETS[0]!r}; got {ruleset!r}")
+    unknown = sorted(set(settings) - {"reward", "turn_cap"})
+    if unknown:
+        raise ValueError(f"Стартап has no setting {', '.join(unknown)} (its settings: reward, turn_cap)")
+    return Rules(num_players=num_players, **settings)
+
+
+def make_simulator(rules: Rules, batch_size: int, seed=None, decks=None) -> Simulator:
+    """A :class:`Simulator` of ``batch_size`` games at ``rules``, dealt from ``decks`` if given."""
+    sim = Simulator(batch_size, seed=seed, rules=rules)
+    if decks is not None:
+        sim.reset(decks=decks)
+    return sim
+
+
+def deal_decks(rng: np.random.Generator, count: int, rules: Rules) -> dict[str, np.ndarray]:
+    """The three decks of ``count`` deals (:func:`startups_env.startap.simulator.shuffled_decks`)."""
+    return shuffled_decks(rng, count)
+
+
+def progress(state, rules: Rules) -> np.ndarray:
+    """float[B]: how far each game is played, 0 to 1: the best coins against the win line
+    or the turns against the cap, whichever is further (1 once over)."""
+    coins = state.coins.max(axis=1) / WIN_COINS
+    turns = state.turn / TURN_CAP
+    return np.where(state.done, 1.0, np.clip(np.maximum(coins, turns), 0.0, 0.99))
+
+
+def outcome(state) -> dict:
+    """The results of finished games, by game and seat: ranks (0 = winner), coins as the
+    score, whether the game hit the turn cap, and its turns."""
+    return {"ranks": state.ranks.copy(), "scores": np.where(state.ranks >= 0, state.coins, 0),
+            "truncated": state.truncated.copy(), "turns": state.turn.copy()}
+
+
+GAME = Game(
+    name="startap",
+    title="Стартап",
+    min_players=MIN_PLAYERS,
+    max_players=MAX_PLAYERS,
+    num_actions=NUM_ACTIONS,
+    obs_dim=OBS_DIM,
+    privileged_dim=0,
+    simulator_type=Simulator,
+    make_rules=make_rules,
+    make_simulator=make_simulator,
+    shuffled_decks=deal_decks,
+    observe=observe,
+    privileged=None,
+    observation_bounds=observation_bounds,
+    public_state=None,
+    history=None,
+    progress=progress,
+    outcome=outcome,
+    action_to_string=action_to_string,
+    obs_layout=",".join(f"{name}:{size}" for name, size in PIECES),
+    input_scale=input_scale,
+)
