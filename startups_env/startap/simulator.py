@@ -56,8 +56,9 @@ class Simulator:
             raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
         if rules is not None and not isinstance(rules, Rules):
             raise ValueError(f"rules must be a startups_env.startap.rules.Rules, got {type(rules).__name__}")
-        #: The settings (the reward scheme); ``num_players`` defaults to rules.num_players.
-        self.rules = rules if rules is not None else Rules(num_players=4 if num_players is None else int(num_players))
+        #: The settings (the reward scheme); ``num_players`` (an int or int[B]) defaults to
+        #: rules.num_players.
+        self.rules = rules if rules is not None else Rules()
         num_players = self.rules.num_players if num_players is None else num_players
         self.batch_size = int(batch_size)
         self.rng = np.random.default_rng(check_seed(seed, generator_ok=True))
