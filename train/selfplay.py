@@ -123,8 +123,9 @@ class Args:
     """games played in parallel"""
     num_steps: int = 16
     """learner decisions per game per rollout (rollout = num_envs * num_steps samples)"""
-    players: str = "3-7"
-    """table sizes drawn per game: a number, a range like 3-7 or a list like 3,4,6 (as every tool's --players)"""
+    players: str = ""
+    """table sizes drawn per game: a number, a range like 3-7 or a list like 3,4,6 (as every tool's --players);
+    default: 3 up to the game's largest table (3-7 in Startups, 3-6 in Стартап)"""
     reward: str = "rank"
     """terminal reward scheme of the simulator: rank, win, score or margin"""
     turn_cap: int = 0
@@ -228,7 +229,7 @@ def check_args(args: Args) -> None:
     """Raise ValueError naming the first bad setting."""
     game = game_by_name(args.game)
     try:
-        parse_players(args.players, game.min_players, game.max_players)
+        parse_players(table_sizes(args), game.min_players, game.max_players)
     except ValueError as exc:
         raise ValueError(f"--players: {exc}") from None
     if args.reward not in REWARD_SCHEMES:
@@ -275,6 +276,12 @@ def check_args(args: Args) -> None:
                 build_agent(name, game=game.name)
             except (ValueError, FileNotFoundError) as exc:
                 raise ValueError(f"{flag}: {exc}") from None
+
+
+def table_sizes(args: Args) -> str:
+    """--players, or the default: 3 up to the game's largest table."""
+    game = game_by_name(args.game)
+    return args.players or f"{max(3, game.min_players)}-{game.max_players}"
 
 
 def turn_cap(args: Args) -> dict[str, int]:
@@ -540,7 +547,7 @@ def setup(args: Args, saved: dict[str, Any] | None) -> Run:
     """Build a run from checked args, or take back ``saved`` (a training checkpoint) into it."""
     torch.set_num_threads(args.torch_threads)
     game = game_by_name(args.game)
-    players = parse_players(args.players, game.min_players, game.max_players)
+    players = parse_players(table_sizes(args), game.min_players, game.max_players)
     rules = game.make_rules(players[0], ruleset=args.rules, reward=args.reward, **turn_cap(args))
     env_seq, np_seq, torch_seq = np.random.SeedSequence(args.seed).spawn(3)
     np_rng = np.random.default_rng(np_seq)
@@ -722,7 +729,7 @@ def finish(run: Run, saved: dict[str, Any] | None) -> dict[str, Any]:
         atomic_write_text(json.dumps({k: res.to_json() for k, res in results.items()}, indent=2),
                           os.path.join(args.out, "eval.json"))
     run.writer.close()
-    curve = plot_learning_curve(args.out, players=args.players, eval_players=args.eval_players,
+    curve = plot_learning_curve(args.out, players=table_sizes(args), eval_players=args.eval_players,
                                 eval_games=args.eval_games, final_games=args.final_eval_games)
     print_outputs(args, policy_path, curve)
     return summary
@@ -730,8 +737,10 @@ def finish(run: Run, saved: dict[str, Any] | None) -> dict[str, Any]:
 
 def print_outputs(args: Args, policy_path: str, curve: str | None) -> None:
     """Where each output of the run went, and how to look at it."""
-    rows = [("policy", policy_path, f"play it: python -m startups_env.agents.arena --agents ppo:{policy_path},"
-                                    f"greedy,greedy,greedy --players 4"),
+    rival = split_names(args.eval_opponents)[-1]
+    game = "" if args.game == DEFAULT_GAME else f"--game {args.game} "
+    rows = [("policy", policy_path, f"play it: python -m startups_env.agents.arena {game}--agents ppo:{policy_path},"
+                                    f"{rival},{rival},{rival} --players 4"),
             ("checkpoint", os.path.join(args.out, "checkpoint.pt"), f"continue: --resume --out {args.out}")]
     if args.final_eval_games > 0:
         rows.append(("final evaluation", os.path.join(args.out, "eval.json"), "the tables above, as data"))

@@ -1,0 +1,159 @@
+"""Both games at the one table: the registry of games, and the table driver, the arena, the
+ladder, the vector env and the trainer playing Стартап through it as they play Startups."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+from startups_env.agents.arena import main as arena_main
+from startups_env.agents.arena import run_arena
+from startups_env.agents.ladder import default_pairings, run_ladder
+from startups_env.agents.ppo import ActorCritic, CheckpointError, checkpoint_dict, load_ppo_agent
+from startups_env.agents.registry import UnknownAgentError, build_agent, make_agent
+from startups_env.train.common import atomic_save
+
+from startups_env.envs.vector import SeatBatch, StartupsVecEnv
+from startups_env.startap import observe as startap_observe
+from startups_env.startap.rules import TURN_CAP
+from startups_env.startap.simulator import Simulator as StartapSimulator
+from startups_env.startups.simulator import Simulator
+from startups_env.table import Table
+from startups_env.table.games import GAMES, game_by_name, game_of
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+STARTAP = game_by_name("startap")
+
+
+def test_games_are_found_by_name_and_by_simulator():
+    assert sorted(GAMES) == ["startap", "startups"]
+    assert game_by_name(" Startap ") is STARTAP and game_by_name(STARTAP) is STARTAP
+    assert game_of(StartapSimulator(2)) is STARTAP and game_of(Simulator()).name == "startups"
+    with pytest.raises(ValueError, match="unknown game 'chess'; the games are startap, startups"):
+        game_by_name("chess")
+    with pytest.raises(ValueError, match="sim must be the simulator of a game"):
+        Table(object(), ["random"])
+
+
+def test_each_game_checks_its_own_rules():
+    assert STARTAP.make_rules(5).num_players == 5 and STARTAP.make_rules(3, ruleset="rulebook").turn_cap == TURN_CAP
+    with pytest.raises(ValueError, match="Стартап has one ruleset"):
+        STARTAP.make_rules(4, ruleset="summary")
+    with pytest.raises(ValueError, match="Стартап has no setting rounds"):
+        STARTAP.make_rules(4, rounds=4)
+    with pytest.raises(ValueError, match="turn cap is fixed at 60"):
+        STARTAP.make_rules(4, turn_cap=400)
+    with pytest.raises(ValueError, match="num_players must be an int between 2 and 6"):
+        STARTAP.make_rules(7)
+    with pytest.raises(ValueError, match="rules must be a startups_env.startap.rules.Rules"):
+        run_arena("random,random,random", 3, 3, rules=game_by_name("startups").make_rules(3), game="startap")
+
+
+def test_the_table_plays_startap_to_the_end_with_its_bots():
+    sim = STARTAP.make_simulator(STARTAP.make_rules(4), 8, 3)
+    bots = [make_agent(name, seed=i, game="startap") for i, name in enumerate(("builder", "outsourcer", "random", "builder"))]
+    Table(sim, bots).play()
+    out = STARTAP.outcome(sim.state)
+    assert sim.done.all() and (out["ranks"][:, :4] >= 0).all() and (out["ranks"][:, 4:] == -1).all()
+    assert (STARTAP.progress(sim.state, sim.rules) == 1.0).all()
+    with pytest.raises(ValueError, match="Стартап keeps no history"):
+        Table(sim, bots, history=True)
+
+
+def test_the_registry_keeps_each_games_bots_apart():
+    assert make_agent("builder", game="startap").name == "builder"
+    with pytest.raises(UnknownAgentError, match="unknown agent 'greedy' for the game 'startap'"):
+        make_agent("greedy", game="startap")
+    with pytest.raises(UnknownAgentError, match="unknown agent 'builder'"):
+        make_agent("builder")
+    with pytest.raises(UnknownAgentError, match="unknown agent 'ppo' for the game 'startap'.*'ppo:PATH'"):
+        build_agent("ppo", game="startap")
+
+
+def test_the_arena_plays_startap_duplicate_deals_reproducibly():
+    a = run_arena("builder,outsourcer,random", 3, 12, seed=4, game="startap")
+    b = run_arena(["builder", "outsourcer", "random"], 3, 12, seed=4, game="startap", batch_size=3)
+    assert a.game == "startap" and a.to_json()["game"] == "startap" and a.games == 12
+    c = run_arena("builder,outsourcer,random", 3, 12, seed=4, game="startap")
+    np.testing.assert_array_equal(a.ranks, c.ranks)
+    assert b.games == 12 and (b.ranks >= 0).all()
+    # Every seating of a deal sees the same cards: three builders score alike by seat.
+    same = run_arena("builder,builder,builder", 3, 6, seed=1, game="startap")
+    assert (same.ranks.reshape(2, 3, 3).min(axis=2) == 0).all()
+
+
+def test_the_arena_command_line_takes_the_game(capsys):
+    assert arena_main(["--game", "startap", "--players", "3", "--agents", "builder,random,random", "--games", "6",
+                       "--no-progress"]) == 0
+    assert "3 players, 6 games" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        arena_main(["--game", "startap", "--players", "3", "--agents", "builder,random,random", "--rounds", "4"])
+    assert "Стартап has no setting rounds" in capsys.readouterr().err
+
+
+def test_the_ladder_takes_the_game(capsys):
+    pairings = default_pairings("startap")
+    assert ("builder", "outsourcer") in pairings and all("greedy" not in p for p in pairings)
+    ladder = run_ladder([3], 6, 0, seed=2, pairings=(("builder", "random"),), game="startap")
+    assert [row["hero"] for row in ladder["pairings"]] == ["builder"] and ladder["pairings"][0]["games"] == 6
+
+
+def test_the_vector_env_serves_startap():
+    batch = SeatBatch(6, [make_agent("builder", seed=1, game="startap")], players="2-6", seed=3, game="startap")
+    obs = batch.reset()
+    assert obs.shape == (6, STARTAP.obs_dim) and batch.privileged().shape == (6, 0)
+    rng = np.random.default_rng(0)
+    ended = 0
+    for _ in range(300):
+        mask = batch.action_masks()
+        actions = np.array([rng.choice(np.flatnonzero(row)) for row in mask])
+        obs, reward, terminated, truncated, info = batch.step(actions)
+        ended += int((terminated | truncated).sum())
+    assert ended > 0 and obs.shape == (6, STARTAP.obs_dim)
+    env = StartupsVecEnv(4, game="startap", seed=1)
+    assert env.action_space.n == STARTAP.num_actions and env.observation_space.shape == (STARTAP.obs_dim,)
+
+
+def test_startap_observation_bounds_and_scale_cover_every_column():
+    low, high = startap_observe.observation_bounds()
+    scale = startap_observe.input_scale()
+    assert low.shape == high.shape == scale.shape == (STARTAP.obs_dim,)
+    sim = StartapSimulator(64, num_players=5, seed=1)
+    for _ in range(60):
+        sim.step(sim.random_actions())
+        obs = startap_observe.observe(sim.state)
+        assert (obs >= low).all() and (obs <= high).all()
+    flags = np.isfinite(high)
+    assert (scale[flags] == 1).all() and (scale[~flags] < 1).all()
+
+
+def test_a_network_checkpoint_remembers_its_game(tmp_path):
+    model = ActorCritic(STARTAP.obs_dim, [8], STARTAP.num_actions, game="startap",
+                        generator=torch.Generator().manual_seed(0))
+    assert not model.features and not model.greedy_prior and model.config()["game"] == "startap"
+    path = str(tmp_path / "startap.pt")
+    atomic_save(checkpoint_dict(model), path)
+    agent = load_ppo_agent(path, game="startap")
+    run_arena([agent, "random", "random"], 3, 3, seed=1, game="startap")
+    with pytest.raises(CheckpointError, match="trained on the game 'startap', not 'startups'"):
+        load_ppo_agent(path)
+
+
+def test_the_trainer_trains_on_startap(tmp_path):
+    out = tmp_path / "run"
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    flags = ["--game", "startap", "--baselines", "random,builder", "--eval-opponents", "builder", "--players", "3-5",
+             "--total-steps", "1024", "--num-envs", "32", "--num-steps", "16", "--hidden", "16,16",
+             "--eval-games", "6", "--final-eval-games", "6", "--no-progress", "--out", str(out)]
+    done = subprocess.run([sys.executable, "-m", "startups_env.train.selfplay", *flags], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "ppo vs 3 x builder" in done.stdout
+    agent = load_ppo_agent(str(out / "policy.pt"), game="startap")
+    assert agent.model.game == "startap"
+    bad = subprocess.run([sys.executable, "-m", "startups_env.train.selfplay", *flags[:2], "--baselines", "greedy",
+                          "--out", str(tmp_path / "bad")], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=120, check=False)
+    assert bad.returncode != 0 and "unknown agent 'greedy' for the game 'startap'" in bad.stderr
