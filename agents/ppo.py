@@ -43,6 +43,9 @@ FORMAT = "startups-ppo"
 FORMAT_VERSION = 1
 #: The shipped policy, loaded by ``make_agent("ppo")``.
 DEFAULT_WEIGHTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "weights", "ppo_startups.pt")
+#: The shipped policy of each game (``make_agent("ppo", game=...)``).
+SHIPPED_WEIGHTS = {"startups": DEFAULT_WEIGHTS,
+                   "startap": os.path.join(os.path.dirname(DEFAULT_WEIGHTS), "ppo_startap.pt")}
 #: Observation layout signature stored in checkpoints: the declared pieces, in order.
 OBS_LAYOUT = game_by_name(DEFAULT_GAME).obs_layout
 
@@ -351,14 +354,14 @@ class PPOAgent(Agent):
 
 def load_ppo_agent(path: str | None = None, seed: int | None = None, *, deterministic: bool = True,
                    name: str | None = None, game: str = DEFAULT_GAME) -> PPOAgent:
-    """A :class:`PPOAgent` from a checkpoint file (None: the shipped weights,
-    ``agents/weights/ppo_startups.pt``) of a network that plays ``game``. Training
+    """A :class:`PPOAgent` from a checkpoint file (None: the game's shipped weights,
+    :data:`SHIPPED_WEIGHTS`, ``agents/weights/ppo_<game>.pt``) of a network that plays ``game``. Training
     checkpoints and exported policies both load. Raises FileNotFoundError /
     :class:`CheckpointError` with the reason."""
-    if path is None and game_by_name(game).name != DEFAULT_GAME:
-        raise ValueError(f"no network ships for the game {game!r}: give one with 'ppo:PATH'")
-    if path is None:
-        path = DEFAULT_WEIGHTS
+    game = game_by_name(game).name
+    shipped = path is None
+    if shipped:
+        path = SHIPPED_WEIGHTS[game]
         if not os.path.isfile(path):
             raise FileNotFoundError(
                 f"the shipped PPO weights are missing ({path}); train some with "
@@ -367,4 +370,4 @@ def load_ppo_agent(path: str | None = None, seed: int | None = None, *, determin
     data = read_checkpoint(path, game)
     model = model_from_checkpoint(data, path)
     return PPOAgent(model, seed=seed, deterministic=deterministic,
-                    name=name or ("ppo" if path == DEFAULT_WEIGHTS else f"ppo:{os.path.basename(path)}"))
+                    name=name or ("ppo" if shipped else f"ppo:{os.path.basename(path)}"))

@@ -289,14 +289,14 @@ def _other_game_agent(game: str, key: str, seed: int | None, kwargs: dict) -> Ag
     if key in bots:
         module, cls = bots[key]
         return getattr(importlib.import_module(f".{module}", __package__), cls)(seed=seed, **kwargs)
-    if key.startswith("ppo:") and key[4:]:
+    if key == "ppo" or (key.startswith("ppo:") and key[4:]):
         from .ppo import load_ppo_agent
 
-        return load_ppo_agent(key[4:], seed=seed, game=game, **kwargs)
+        return load_ppo_agent(key[4:] or None, seed=seed, game=game, **kwargs)
     if OUTSIDE_SPEC.fullmatch(key) and not key.startswith(("ppo:", "sb3:")):
         return _outside_agent(key, seed, kwargs)
     raise UnknownAgentError(f"unknown agent {key!r} for the game {game!r}; its agents: "
-                            f"{', '.join(bots) or 'none built in'} (or 'ppo:PATH', or an outside bot's 'module:callable')")
+                            f"{', '.join([*bots, 'ppo'])} (or 'ppo:PATH', or an outside bot's 'module:callable')")
 
 
 class OutsideAgent(Agent):
