@@ -31,8 +31,11 @@ against the hours of labelling, fitting and evaluation.
 **Resuming.** Every file is written atomically and the run starts where its files end: a
 crash loses at most the shards being played. Every shard, fit and evaluation is seeded
 from ``--seed`` and its round (and shard) alone, so a resumed run writes what an unbroken
-one would have. ``OUT/settings.json`` holds the settings that shape the data; a resumed
-run with other ones is refused (``--rounds`` and the workers may change).
+one would have. ``OUT/settings.json`` holds the settings that shape the data and the
+networks; a resumed run with other ones is refused (``--rounds``, the workers and the
+evaluation's games and opponents may change: they apply to the rounds still to finish).
+A round whose ``round.json`` is deleted is finished again from its shards: fitted anew
+(to the same network) and evaluated with the settings of the day.
 
 **Workers.** ``--workers N`` labels the shards and plays the evaluation on N local Ray
 workers (:mod:`startups_env.tools.distributed`); the results are those of one process.
@@ -65,7 +68,7 @@ from .distill import SHARD_KEYS, fit, label_shard, load_shards, save_shard, shar
 EXIT_KEYS = SHARD_KEYS + ("hands",)
 #: The settings that shape a run's data and networks: a resumed run must repeat them.
 FIXED_SETTINGS = ("seed", "round_games", "shard_games", "players", "teacher", "styles", "hidden", "epochs",
-                  "learning_rate", "eval_games", "eval_opponents", "eval_players", "eval_shard_games")
+                  "learning_rate", "eval_players")
 
 
 def round_dir(out: str, index: int) -> str:
