@@ -45,7 +45,7 @@ from startups_env.table.policy import needs_of
 
 from ..base import Agent, check_act_inputs
 from ..features import features, state_features
-from ..greedy import greedy_scores
+from ..greedy import best_legal, greedy_scores
 from .backends import search_backend
 from .config import SearchConfig
 from .inference import hand_hypotheses
@@ -122,8 +122,8 @@ class SearchAgent(Agent):
             plans = self._plans(public, self._candidates(obs[open_games], mask[open_games]))
             favored = None
             if self.config.greedy_anchor:
-                scores = self._prior_scores(obs[open_games], mask[open_games])
-                favored = PLAN_FIRST[None, :] == scores.argmax(axis=1)[:, None]
+                best = best_legal(self._prior_scores(obs[open_games], mask[open_games]).T, mask[open_games])
+                favored = PLAN_FIRST[None, :] == best[:, None]
             choice[open_games] = PLAN_FIRST[self._search(public, plans, log, favored)]
         return choice
 
