@@ -137,8 +137,8 @@ def fit_round(args, index: int) -> tuple[str, dict, float]:
     """Fit round ``index``'s network on every round's shards so far and write its
     ``policy.pt`` (and ``OUT/policy.pt``). Returns (its path, the fit's figures, seconds)."""
     started = time.perf_counter()
-    paths = sorted(glob.glob(os.path.join(args.out, "round_*", "data", "shard_*.npz")))
-    paths = [p for p in paths if int(p.split("round_")[-1][:3]) <= index]
+    paths = [path for k in range(index + 1)
+             for path in sorted(glob.glob(os.path.join(round_dir(args.out, k), "data", "shard_*.npz")))]
     data = load_shards(paths, EXIT_KEYS)
     model, report = fit(data, hidden_sizes(args.hidden), args.epochs, args.learning_rate,
                         seed=round_seed(args.seed, index), log=lambda line: print(f"  {line}", flush=True))
