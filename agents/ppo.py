@@ -12,7 +12,8 @@ with ``torch.load(path, weights_only=True)`` (no code runs on load). Keys:
   ``features`` (whether the derived features of :func:`derived_features` are computed
   and fed in beside the observation), ``greedy_prior`` (whether the greedy bot's action
   scores are inputs and part of the logits; absent in older files: no), ``critic_extra``
-  (training-only critic inputs, see :class:`ActorCritic`) and ``obs_layout`` (the
+  (training-only critic inputs, see :class:`ActorCritic`), ``belief`` (whether the network
+  has a hand-belief head; absent in older files: no) and ``obs_layout`` (the
   observation pieces as ``"name:size,..."``), checked against this build of
   ``startups_env`` so a policy trained on another observation fails loudly;
 * ``model``: the :class:`ActorCritic` state dict;
@@ -30,6 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 from startups_env.startups.observe import OBS_DIM, PIECES, SLICES
 from startups_env.startups.rules import MAX_PLAYERS, NUM_ACTIONS, NUM_COMPANIES
@@ -115,6 +117,11 @@ def derived_features(obs: torch.Tensor) -> torch.Tensor:
     return torch.cat(blocks, dim=1)
 
 
+#: The hand-belief head's outputs: cards per company in each other seat's hand, by relative
+#: seat 1..6 (the ``hands`` piece of the hidden observation less the observer's own row).
+BELIEF_DIM = (MAX_PLAYERS - 1) * NUM_COMPANIES
+
+
 #: How far below the greedy bot's best action its prior scores reach (in coin-like units).
 PRIOR_FLOOR = 5.0
 
@@ -158,13 +165,17 @@ class ActorCritic(nn.Module):
     ``prior_init``). The MLP's last layer starts near zero, so the untrained policy's most
     likely action is the greedy bot's, and PPO learns where to depart from it.
 
+    With ``belief`` a third MLP predicts the hidden hands (:data:`BELIEF_DIM` card counts,
+    :meth:`belief_counts`), trained on the true hands of recorded games
+    (``startups_env.train.exit``); play never reads it.
+
     ``obs_scale`` is a buffer, so a checkpoint carries its own input normalisation.
     Illegal actions are masked with ``torch.where(mask, logits, finfo.min)``.
     """
 
     def __init__(self, obs_dim: int = OBS_DIM, hidden: list[int] | tuple[int, ...] = (128, 128),
                  num_actions: int = NUM_ACTIONS, generator: torch.Generator | None = None, features: bool = True,
-                 critic_extra: int = 0, greedy_prior: bool = False, prior_init: float = 2.0,
+                 critic_extra: int = 0, greedy_prior: bool = False, prior_init: float = 2.0, belief: bool = False,
                  game: str = DEFAULT_GAME):
         super().__init__()
         hidden = [int(h) for h in hidden]
@@ -187,11 +198,14 @@ class ActorCritic(nn.Module):
         inputs = obs_dim + (NUM_DERIVED if self.features else 0) + (self.num_actions if self.greedy_prior else 0)
         self.actor = _mlp([inputs, *hidden], num_actions, 0.01, generator)
         self.critic = _mlp([inputs + self.critic_extra, *hidden], 1, 1.0, generator)
+        self.has_belief = bool(belief) and startups  # (the head predicts Startups' hidden hands)
+        if self.has_belief:
+            self.belief = _mlp([inputs, *hidden], BELIEF_DIM, 1.0, generator)
 
     def config(self) -> dict[str, Any]:
         return {"obs_dim": self.obs_dim, "num_actions": self.num_actions, "hidden": list(self.hidden),
                 "features": self.features, "critic_extra": self.critic_extra, "greedy_prior": self.greedy_prior,
-                "obs_layout": game_by_name(self.game).obs_layout, "game": self.game}
+                "belief": self.has_belief, "obs_layout": game_by_name(self.game).obs_layout, "game": self.game}
 
     def inputs(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         """(the network input: the scaled observation, + the derived features, + the
@@ -223,6 +237,14 @@ class ActorCritic(nn.Module):
 
     def value(self, obs: torch.Tensor, extra: torch.Tensor | None = None) -> torch.Tensor:
         return self.critic(self._critic_input(self.inputs(obs)[0], extra)).squeeze(-1)
+
+    def belief_counts(self, x: torch.Tensor) -> torch.Tensor:
+        """float[B, BELIEF_DIM]: the predicted cards per company in each other seat's hand
+        (relative seats 1..6, company-minor), from the output of :meth:`inputs`; never
+        below 0."""
+        if not self.has_belief:
+            raise ValueError("this network has no hand-belief head (built without belief=True)")
+        return F.softplus(self.belief(x))
 
     def forward(self, obs: torch.Tensor, mask: torch.Tensor,
                 extra: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -307,7 +329,7 @@ def model_from_checkpoint(data: dict[str, Any], path: str = "<checkpoint>") -> A
                             features=bool(config.get("features", False)),
                             critic_extra=int(config.get("critic_extra", 0)),
                             greedy_prior=bool(config.get("greedy_prior", False)),
-                            game=config.get("game", DEFAULT_GAME))
+                            belief=bool(config.get("belief", False)), game=config.get("game", DEFAULT_GAME))
         model.load_state_dict(data["model"])
     except (KeyError, TypeError, ValueError, RuntimeError) as exc:
         raise CheckpointError(f"{path}: weights do not match the declared network {config}: {exc}") from exc

@@ -206,6 +206,8 @@ def make_agent(name: str, *, seed: int | None = None, game: str = DEFAULT_GAME, 
 
         if "rollout_policy" in kwargs:
             kwargs["rollout_policy"] = _rollout_policy(kwargs["rollout_policy"])
+        if isinstance(kwargs.get("prior"), str):  # a network by name (ppo:PATH); "greedy" is the default
+            kwargs["prior"] = None if kwargs["prior"].strip() == "greedy" else make_agent(kwargs["prior"])
         return SearchAgent(seed=seed, **kwargs)
     if key == "ppo" or key.startswith("ppo:"):
         path = key[4:] if key.startswith("ppo:") else None

@@ -108,6 +108,8 @@ def start_from_policy(model: ActorCritic, path: str) -> None:
                          f"from this run's {mine}")
     target = model.state_dict()
     for name, weights in source.state_dict().items():
+        if name not in target:  # a head play never reads (the hand belief): not carried over
+            continue
         if target[name].shape == weights.shape:
             target[name] = weights
         elif name == "critic.0.weight" and target[name].shape[1] > weights.shape[1]:

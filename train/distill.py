@@ -56,8 +56,8 @@ from startups_env.agents.ppo import ActorCritic, checkpoint_dict
 from startups_env.agents.registry import build_agent, split_names
 
 from startups_env.startups.history import History
-from startups_env.startups.observe import SLICES, observe
-from startups_env.startups.rules import MAX_PLAYERS, MIN_PLAYERS, Rules
+from startups_env.startups.observe import HIDDEN_DIM, SLICES, hidden_observation, observe
+from startups_env.startups.rules import MAX_PLAYERS, MIN_PLAYERS, NUM_COMPANIES, Rules
 from startups_env.startups.simulator import Simulator
 from startups_env.table import act_for_seats
 from startups_env.table.policy import needs_of
@@ -69,6 +69,9 @@ from .common import atomic_save, atomic_write_text, git_revision, hidden_sizes
 from .evaluate import eval_summary, evaluate
 
 SHARD_KEYS = ("obs", "mask", "action", "game", "won")
+#: The other seats' hands in :func:`~startups_env.startups.observe.hidden_observation`:
+#: relative seats 1..6 of its ``hands`` piece (seat 0, the observer's own, is observed).
+OTHER_HANDS = slice(NUM_COMPANIES, MAX_PLAYERS * NUM_COMPANIES)
 
 
 def collect_shard(teacher, opponent: str, games: int, players: tuple[int, ...], seed: int,
@@ -77,8 +80,9 @@ def collect_shard(teacher, opponent: str, games: int, players: tuple[int, ...], 
     (an arena agent spec, e.g. ``greedy``) at all others, table sizes drawn from ``players``.
     Returns the teacher's decisions: obs uint8[N, OBS_DIM] (int16 in the rare shard with a
     value past 255; see :func:`compact`), mask bool[N, 19], action
-    int8[N], game int32[N] (the game's index in the shard) and won bool[N] (that seat
-    won the game).
+    int8[N], game int32[N] (the game's index in the shard), won bool[N] (that seat
+    won the game) and hands uint8[N, 36] (the other seats' true hands, cards per company
+    by relative seat 1..6: :data:`OTHER_HANDS` of the hidden observation).
 
     driver: an Agent that plays the teacher's seat instead, the teacher only labelling
     its decisions (DAgger): the recorded positions are then those a student policy meets
@@ -95,7 +99,7 @@ def collect_shard(teacher, opponent: str, games: int, players: tuple[int, ...], 
     assignment = (seats != hero[:, None]).astype(np.intp)
     agents = [teacher, build_agent(opponent, seed=int(rng.integers(1 << 31)))]
     log = History(games) if "history" in needs_of(teacher) else None  # the driver's moves are played: logged below
-    parts: dict[str, list[np.ndarray]] = {"obs": [], "mask": [], "action": [], "game": []}
+    parts: dict[str, list[np.ndarray]] = {"obs": [], "mask": [], "action": [], "game": [], "hands": []}
     while not sim.done.all():
         state = sim.state
         mine = np.flatnonzero(~state.done & (state.current == hero))
@@ -105,13 +109,16 @@ def collect_shard(teacher, opponent: str, games: int, players: tuple[int, ...], 
         parts["mask"].append(mask[mine])
         parts["action"].append(actions[mine].astype(np.int8))
         parts["game"].append(mine.astype(np.int32))
+        # The other seats' true hands, by relative seat 1..6: the hand-belief head's target.
+        hidden = hidden_observation(state.take(mine), hero[mine]) if mine.size else np.zeros((0, HIDDEN_DIM))
+        parts["hands"].append(hidden[:, OTHER_HANDS].astype(np.int16))
         if driver is not None and mine.size:
             actions[mine] = driver.act(obs[mine], mask[mine])
         if log is not None:
             log.record(state, actions)
         sim.step(actions)
     data = {k: np.concatenate(v) for k, v in parts.items()}
-    data["obs"] = compact(data["obs"])
+    data["obs"], data["hands"] = compact(data["obs"]), compact(data["hands"])
     won = sim.state.ranks[hero, np.arange(games)] == 0
     data["won"] = won[data["game"]]
     return data
@@ -161,20 +168,22 @@ def save_shard(data: dict[str, np.ndarray], path: str) -> None:
     atomic_write(path, lambda f: np.savez_compressed(f, **data), make_folders=True)
 
 
-def load_shards(paths: list[str]) -> dict[str, np.ndarray]:
-    """The shards' decisions concatenated; ``game`` is renumbered to be unique across shards.
-    Raises ValueError naming a file that is not a shard."""
+def load_shards(paths: list[str], keys: tuple[str, ...] = SHARD_KEYS) -> dict[str, np.ndarray]:
+    """The shards' decisions (the arrays ``keys``, ``game`` among them) concatenated;
+    ``game`` is renumbered to be unique across shards. Raises ValueError naming a file that
+    is not a shard, or lacks one of ``keys`` (shards written before ``hands`` was recorded
+    lack it)."""
     if not paths:
         raise ValueError("no shards to load")
-    parts: dict[str, list[np.ndarray]] = {k: [] for k in SHARD_KEYS}
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in keys}
     offset = 0
     for path in paths:
         try:
             with np.load(path, allow_pickle=False) as f:
-                shard = {k: f[k] for k in SHARD_KEYS}
+                shard = {k: f[k] for k in keys}
         except (OSError, ValueError, KeyError, EOFError) as exc:
             raise ValueError(f"{path} is not a readable distillation shard: {type(exc).__name__}: {exc}") from exc
-        for k in SHARD_KEYS:
+        for k in keys:
             parts[k].append(shard[k] + offset if k == "game" else shard[k])
         offset += int(shard["game"].max(initial=-1)) + 1
     return {k: np.concatenate(v) for k, v in parts.items()}
@@ -185,9 +194,14 @@ def fit(data: dict[str, np.ndarray], hidden: list[int], epochs: int, learning_ra
     """Behaviour cloning of ``data`` (see :func:`load_shards`) into a new greedy-prior
     :class:`ActorCritic`; prints held-out accuracy per epoch through ``log``. Returns the
     model and its held-out figures: ``accuracy`` (the policy's most likely action is the
-    teacher's), ``greedy_agreement`` (the same for the greedy bot), ``decisions``."""
+    teacher's), ``greedy_agreement`` (the same for the greedy bot), ``decisions``.
+
+    Where ``data`` holds ``hands`` (the other seats' true hands), the network gets a
+    hand-belief head fitted to them too (squared error in cards), and the figures add
+    ``belief_error``: its held-out mean absolute error in cards per entry."""
     rng = np.random.default_rng(seed)
-    model = ActorCritic(hidden=hidden, features=True, greedy_prior=True,
+    hands = torch.from_numpy(data["hands"].astype(np.float32)) if "hands" in data else None
+    model = ActorCritic(hidden=hidden, features=True, greedy_prior=True, belief=hands is not None,
                         generator=torch.Generator().manual_seed(seed))
     obs = torch.from_numpy(data["obs"].astype(np.float32))
     mask = torch.from_numpy(data["mask"])
@@ -221,21 +235,34 @@ def fit(data: dict[str, np.ndarray], hidden: list[int], epochs: int, learning_ra
             rows = torch.from_numpy(order[start:start + batch_size])
             logits, value = model.heads(x[rows], prior[rows], mask[rows])
             loss = F.cross_entropy(logits, action[rows]) + 0.5 * F.mse_loss(value, returns[rows])
+            if hands is not None:
+                loss = loss + 0.1 * F.mse_loss(model.belief_counts(x[rows]), hands[rows])
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
             step += 1
         if val_rows.size:
-            model.eval()
-            with torch.no_grad():
-                rows = torch.from_numpy(val_rows)
-                logits, _ = model.heads(x[rows], prior[rows], mask[rows])
-                accuracy = (logits.argmax(dim=1) == action[rows]).float().mean().item()
-                loss = F.cross_entropy(logits, action[rows]).item()
-            report["accuracy"] = accuracy
-            log(f"epoch {epoch + 1}/{epochs}: held-out accuracy {accuracy:.3f}, cross-entropy {loss:.3f}")
+            report.update(held_out_figures(model, x, prior, mask, action, hands, torch.from_numpy(val_rows)))
+            belief = f", hand belief off by {report['belief_error']:.3f} cards an entry" if hands is not None else ""
+            log(f"epoch {epoch + 1}/{epochs}: held-out accuracy {report['accuracy']:.3f}, "
+                f"cross-entropy {report['cross_entropy']:.3f}{belief}")
     model.eval()
     return model, report
+
+
+def held_out_figures(model: ActorCritic, x: torch.Tensor, prior: torch.Tensor, mask: torch.Tensor,
+                     action: torch.Tensor, hands: torch.Tensor | None, rows: torch.Tensor) -> dict[str, float]:
+    """The fit's figures on the held-out ``rows``: ``accuracy`` (the most likely action is
+    the teacher's), ``cross_entropy``, and with ``hands`` the hand belief's mean absolute
+    error in cards per entry (``belief_error``). Leaves the model in eval mode."""
+    model.eval()
+    with torch.no_grad():
+        logits, _ = model.heads(x[rows], prior[rows], mask[rows])
+        figures = {"accuracy": (logits.argmax(dim=1) == action[rows]).float().mean().item(),
+                   "cross_entropy": F.cross_entropy(logits, action[rows]).item()}
+        if hands is not None:
+            figures["belief_error"] = (model.belief_counts(x[rows]) - hands[rows]).abs().mean().item()
+    return figures
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -45,7 +45,7 @@ from startups_env.table.policy import needs_of
 
 from ..base import Agent, check_act_inputs
 from ..features import features, state_features
-from ..greedy import greedy_actions, greedy_scores
+from ..greedy import best_legal, greedy_scores
 from .backends import search_backend
 from .config import SearchConfig
 from .inference import hand_hypotheses
@@ -64,15 +64,18 @@ class SearchAgent(Agent):
     play the searching seat's own moves in the rollouts, from the seat's observation of
     the sampled world; it draws from the search's generator (reseeded with it, here and by
     :meth:`seed`). By name: ``make_agent("search", rollout_policy="ppo")``, or
-    ``search[rollout_policy=ppo]`` on a command line (the registry builds it). The backend
-    (``config.backend``) is resolved here, once.
+    ``search[rollout_policy=ppo]`` on a command line (the registry builds it). prior: None
+    (the greedy bot), or an Agent with ``logits(obs, mask)`` such as a policy network
+    (``search[prior=ppo:PATH]``): its logits replace the greedy bot's scores where the
+    search ranks its candidates (``max_candidates``), and its most likely action is the
+    one ``greedy_anchor`` favors. The backend (``config.backend``) is resolved here, once.
     """
 
     name = "search"
     needs = frozenset({"public", "history"})  # (per instance: no "history" without hand reading)
 
     def __init__(self, seed=None, *, config: SearchConfig | None = None, rules: Rules | None = None,
-                 rollout_policy: Agent | None = None, **options):
+                 rollout_policy: Agent | None = None, prior: Agent | None = None, **options):
         super().__init__(seed)
         if config is None:
             config = SearchConfig(**options)
@@ -84,6 +87,10 @@ class SearchAgent(Agent):
         self.rules = rules if rules is not None else Rules()
         self.needs = frozenset({"public", "history"} if config.reads_hands else {"public"})
         self.rollout_policy = _rollout_policy(rollout_policy, self.rng)
+        if prior is not None and not (isinstance(prior, Agent) and callable(getattr(prior, "logits", None))):
+            raise ValueError(f"prior must be None (the greedy bot) or an Agent with logits(obs, mask), such as a "
+                             f"policy network ('ppo:PATH'), got {prior!r}")
+        self.prior = prior
         self.backend = search_backend(config.backend)
         self.rollouts = Rollouts(config, self.rules, self.backend, self.rollout_policy)
 
@@ -115,19 +122,27 @@ class SearchAgent(Agent):
             plans = self._plans(public, self._candidates(obs[open_games], mask[open_games]))
             favored = None
             if self.config.greedy_anchor:
-                greedy_choice = greedy_actions(features(obs[open_games]), mask[open_games], self.config.greedy)
-                favored = PLAN_FIRST[None, :] == greedy_choice[:, None]
+                best = best_legal(self._prior_scores(obs[open_games], mask[open_games]).T, mask[open_games])
+                favored = PLAN_FIRST[None, :] == best[:, None]
             choice[open_games] = PLAN_FIRST[self._search(public, plans, log, favored)]
         return choice
 
     def _candidates(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """The legal actions worth searching: the ``max_candidates`` best by the greedy
-        bot's own scores (all of them if ``max_candidates`` is 0)."""
+        """The legal actions worth searching: the ``max_candidates`` best by the prior's
+        scores (all of them if ``max_candidates`` is 0)."""
         most = self.config.max_candidates
         if not most or (mask.sum(axis=1) <= most).all():
             return mask
-        scores = np.where(mask.T, greedy_scores(features(obs), self.config.greedy), -np.inf).T  # [B, 19]
-        return mask & _top(scores, mask, most)
+        return mask & _top(self._prior_scores(obs, mask), mask, most)
+
+    def _prior_scores(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """float[B, 19]: the prior's score of each action, -inf where illegal: the greedy
+        bot's own scores, or the ``prior`` network's logits."""
+        if self.prior is None:
+            scores = greedy_scores(features(obs), self.config.greedy).T
+        else:
+            scores = self.prior.logits(obs, mask).astype(np.float64)
+        return np.where(mask, scores, -np.inf)
 
     def _plans(self, public: State, candidates: np.ndarray) -> np.ndarray:
         """bool[n, NUM_PLANS]: the plans to search. With ``turn_puts``, each candidate
