@@ -212,3 +212,13 @@ def test_a_simulator_continues_games_under_the_options_they_were_dealt_under():
     mixed.options[0] = 0
     with pytest.raises(ValueError, match="different options"):
         Simulator.from_state(mixed)
+
+
+def test_the_table_explains_a_summary_scoring():
+    """The renderer scores with the simulator's function under the game's options."""
+    from startups_env.startups.render import final_scoring, table_text
+
+    sim = _debt_game(chip_triples_coins=True, payout_in_points=True)
+    assert final_scoring(sim.state)["scores"] == [63, 30, -23]
+    text = table_text(sim.state)
+    assert "Options of play: chip_triples_coins, payout_in_points" in text and "Winner: P0 with 63 points" in text
