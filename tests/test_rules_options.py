@@ -183,3 +183,42 @@ def test_greedy_reads_the_free_draw_from_the_table_s_rules():
     obs = observe(sim.state)
     assert features(obs, sim.rules).draw_cost().tolist() == [0]
     assert features(obs).draw_cost().tolist() == [3]  # as the rulebook would price it
+
+
+def test_the_generalization_table_plays_each_hero_on_each_ruleset(capsys):
+    from startups_env.agents import generalization
+
+    table = generalization.generalization_table(["greedy", "random"], ["rulebook", "summary"], games=8, seed=1)
+    assert set(table) == {"greedy", "random"} and all(set(row) == {"rulebook", "summary"} for row in table.values())
+    assert all(cell["games"] == 8 and 0 <= cell["win_rate"] <= 1 for row in table.values() for cell in row.values())
+    assert generalization.main(["--heroes", "greedy", "--rulesets", "summary", "market_row", "--games", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "summary" in out and "market_row" in out and "greedy" in out
+    with pytest.raises(SystemExit):
+        generalization.main(["--rulesets", "summery"])
+
+
+def test_a_simulator_continues_games_under_the_options_they_were_dealt_under():
+    """Simulator.from_state keeps the games' options (State.options), as it keeps their
+    table sizes; assigning a state of other options to a simulator is refused."""
+    summary = Simulator(Rules.preset("summary"), 3, seed=2)
+    summary.step(summary.random_actions())
+    again = Simulator.from_state(summary.state.copy(), Rules(turn_cap=50))
+    assert again.rules.ruleset == "summary" and again.rules.turn_cap == 50
+    np.testing.assert_array_equal(again.legal_mask(), summary.legal_mask())
+    with pytest.raises(ValueError, match="other options of play"):
+        Simulator(Rules(), 3, seed=2).state = summary.state.copy()
+    mixed = summary.state.copy()
+    mixed.options[0] = 0
+    with pytest.raises(ValueError, match="different options"):
+        Simulator.from_state(mixed)
+
+
+def test_the_table_explains_a_summary_scoring():
+    """The renderer scores with the simulator's function under the game's options."""
+    from startups_env.startups.render import final_scoring, table_text
+
+    sim = _debt_game(chip_triples_coins=True, payout_in_points=True)
+    assert final_scoring(sim.state)["scores"] == [63, 30, -23]
+    text = table_text(sim.state)
+    assert "Options of play: chip_triples_coins, payout_in_points" in text and "Winner: P0 with 63 points" in text

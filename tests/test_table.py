@@ -28,7 +28,8 @@ def test_plain_callables_and_objects_are_policies():
     policy = as_policy(_first_legal)
     assert isinstance(policy, FunctionPolicy) and policy.name == "_first_legal" and policy.needs == frozenset()
     agent = make_agent("greedy")
-    assert as_policy(agent) is agent and needs_of(agent) == frozenset()
+    assert as_policy(agent) is agent and needs_of(agent) == {"rules"}  # (a free draw on a market row)
+    assert needs_of(make_agent("random")) == frozenset()
     assert needs_of(make_agent("search")) == {"public", "history"}
     assert needs_of(make_agent("search", infer_hands=False)) == {"public"}
     assert PutDownLog is History

@@ -24,11 +24,13 @@ from startups_env.startups import queries
 from startups_env.startups.observe import observe_one_game
 from startups_env.startups.queries import SLOTS, company_rows, read_only
 from startups_env.startups.rules import (
+    CHIP_TRIPLES_COINS,
     DECK_SIZE,
     HAND_SIZE,
     MAX_PLAYERS,
     NUM_ACTIONS,
     NUM_COMPANIES,
+    PAYOUT_IN_POINTS,
     PUT_PHASE,
     STARTING_COINS,
     TAKE_PHASE,
@@ -466,7 +468,7 @@ class NumpyBackend:
         seat_company = self._row_starts[:P * C] + games  # flat offsets of [seat, company, game]
         seat_rows = seat_company[:P]  # flat offsets of [seat, game]
         holdings = (s.hand.reshape(-1)[seat_company] + s.portfolio.reshape(-1)[seat_company]).reshape(P, C, -1)  # <= 10
-        scores, threes = self._round_scores(holdings, s.coins.reshape(-1)[seat_rows])
+        scores, threes = round_scores(holdings, s.coins.reshape(-1)[seat_rows], self.sim.rules.option_bits)
         # Tie-breaks: more 3-point coins, then the later player counting back from the
         # player who took the final turn (recency 0 is best).
         seat = np.arange(P)[:, None]
@@ -481,21 +483,23 @@ class NumpyBackend:
         s.threes.reshape(-1)[seat_rows] = threes * valid
         s.ranks.reshape(-1)[seat_rows] = np.where(valid, ranks, -1)
 
-    def _round_scores(self, holdings: np.ndarray, coins: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(scores, threes), int16[P, n]: each seat's score from its final ``holdings``
-        (int[P, C, n]) and ``coins`` (int16[P, n]), and the shares paid to it (the 3-point
-        coins it received; in points under ``payout_in_points``), by the payout of the rules."""
-        rules = self.sim.rules
-        paid, received = company_payouts(holdings)
-        paid = paid.sum(axis=1, dtype=np.int16)
-        threes = received.sum(axis=1, dtype=np.int16)
-        balance = coins if rules.payout_in_points else coins - paid
-        if rules.chip_triples_coins:  # a majority holder's coins count 3 points (a debt stays 1 a coin)
-            balance = balance + 2 * np.maximum(balance, 0) * majority_holders(holdings).any(axis=1)
-        scores = balance + 3 * threes
-        if rules.payout_in_points:
-            scores -= 3 * paid
-        return scores.astype(np.int16), threes
+
+def round_scores(holdings: np.ndarray, coins: np.ndarray, options: int) -> tuple[np.ndarray, np.ndarray]:
+    """(scores, threes), int16[P, n]: each seat's score from its final ``holdings``
+    (int[P, C, n]) and ``coins`` (int[P, n]) under the options of play ``options``
+    (``Rules.option_bits``), and the shares paid to it (the 3-point coins it received; in
+    points under ``payout_in_points``). Also used by the renderer to explain a scoring."""
+    paid, received = company_payouts(holdings)
+    paid = paid.sum(axis=1, dtype=np.int16)
+    threes = received.sum(axis=1, dtype=np.int16)
+    in_points = options & PAYOUT_IN_POINTS
+    balance = coins if in_points else coins - paid
+    if options & CHIP_TRIPLES_COINS:  # a majority holder's coins count 3 points (a debt stays 1 a coin)
+        balance = balance + 2 * np.maximum(balance, 0) * majority_holders(holdings).any(axis=1)
+    scores = balance + 3 * threes
+    if in_points:
+        scores -= 3 * paid
+    return scores.astype(np.int16), threes
 
 
 def company_payouts(holdings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

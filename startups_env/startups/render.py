@@ -28,9 +28,9 @@ import numpy as np
 
 from startups_env.checks import is_int
 from startups_env.startups import queries
-from startups_env.startups.numpy_backend import company_payouts
+from startups_env.startups.numpy_backend import company_payouts, round_scores
 from startups_env.startups.queries import SLOTS
-from startups_env.startups.rules import COMPANY_NAMES, COMPANY_SIZES, NUM_COMPANIES, PHASE_NAMES
+from startups_env.startups.rules import COMPANY_NAMES, COMPANY_SIZES, NUM_COMPANIES, PHASE_NAMES, options_of_bits
 from startups_env.startups.state import State
 
 C = NUM_COMPANIES
@@ -107,8 +107,7 @@ def final_scoring(state, game: int = 0) -> dict:
     holdings = (s.hand[:n, :, game].astype(np.int16) + s.portfolio[:n, :, game])[:, :, None]
     paid, received = (x[:, :, 0] for x in company_payouts(holdings))
     coins = s.coins[:n, game].astype(np.int64)
-    threes = received.sum(axis=1)
-    scores = coins - paid.sum(axis=1) + 3 * threes
+    scores, threes = (x[:, 0].astype(np.int64) for x in round_scores(holdings, coins[:, None], int(s.options[game])))
     # The simulator scored with the same function; a mismatch means a corrupted state.
     if scores.tolist() != s.scores[:n, game].tolist() or threes.tolist() != s.threes[:n, game].tolist():
         raise ValueError(
@@ -223,6 +222,10 @@ def _scoring_lines(s: State, game: int, n: int, col: int) -> list[str]:
         "Final scoring: hands join portfolios; per company, a sole majority collects 1 coin per card",
         f"{'holdings':<12}|{seats} | payout",
     ]
+    options = [name for name, on in options_of_bits(int(s.options[game])).items() if on]
+    if options:  # (docs/rules.md, "Other rulesets")
+        out.insert(1, "Options of play: " + ", ".join(options) + " (payouts in points: 3 a share; tripled coins: "
+                      "a majority holder's coins count 3)")
     for c in range(C):
         held = [f["holdings"][i][c] for i in range(n)]
         row = "".join(f"{h or '.':>{col}}" for h in held)

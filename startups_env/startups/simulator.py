@@ -165,6 +165,10 @@ class Simulator:
             raise ValueError(f"state must be a startups_env.State, got {type(state).__name__}")
         if state.batch_size != self.batch_size:
             raise ValueError(f"state holds {state.batch_size} games, this simulator {self.batch_size}")
+        if np.count_nonzero(state.options != self.rules.option_bits):
+            raise ValueError(f"state's games were dealt under other options of play (State.options "
+                             f"{np.unique(state.options).tolist()}) than this simulator's rules "
+                             f"({self.rules.ruleset}); Simulator.from_state continues them under their own")
         self._state = state
         self.state_changed()
 
