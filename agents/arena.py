@@ -53,10 +53,11 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 
 from startups_env.checks import check_seed, is_int
-from startups_env.startups.rules import DECK_SIZE, DEFAULT_TURN_CAP, MAX_PLAYERS, MIN_PLAYERS, Rules, pile_start
-from startups_env.startups.simulator import Simulator
-from startups_env.startups.state import shuffled_decks
+from startups_env.game import Game, deal_rows
+from startups_env.startups.game import played_share as _startups_played_share
+from startups_env.startups.rules import DEFAULT_TURN_CAP, Rules
 from startups_env.table.driver import Table
+from startups_env.table.games import DEFAULT_GAME, game_by_name
 from startups_env.table.policy import as_policy, policy_name
 from startups_env.tools.cli import prog, table_size_arg
 from startups_env.tools.distributed import Workers, add_worker_arguments, progress_bar, workers_from_args
@@ -112,6 +113,7 @@ class ArenaResult:
     # Games played at once on one simulator (a shard; 0: not recorded). One act() call decides
     # every game of the batch where the entry is to move, so act_seconds / decisions falls as it grows.
     batch_games: int = 0
+    game: str = DEFAULT_GAME
 
     @property
     def games(self) -> int:
@@ -183,6 +185,7 @@ class ArenaResult:
 
     def to_json(self) -> dict:
         return {
+            "game": self.game,
             "agents": self.entry_stats(),
             "truncated_games": self.truncated_games,
             "players": self.players,
@@ -335,10 +338,10 @@ def _build_agents(agents, players: int, seed: int) -> tuple[list, list[Agent], l
     return specs, built, names
 
 
-def run_arena(agents, players: int, games: int, seed: int = 0, *, rules: Rules | None = None,
+def run_arena(agents, players: int, games: int, seed: int = 0, *, rules=None,
               turn_cap: int = DEFAULT_TURN_CAP, batch_size: int | None = None, progress: bool = False,
-              rate: bool = True, workers: int | Workers | None = None, ray_address: str | None = None
-              ) -> ArenaResult:
+              rate: bool = True, workers: int | Workers | None = None, ray_address: str | None = None,
+              game: str | Game = DEFAULT_GAME) -> ArenaResult:
     """Play a seat-rotated duplicate tournament and return its :class:`ArenaResult`.
 
     agents: one entry per seat: agent specs (see the module doc), :class:`Agent` objects,
@@ -349,9 +352,10 @@ def run_arena(agents, players: int, games: int, seed: int = 0, *, rules: Rules |
     players: table size (2-7); games: at least this many games are played (rounded up to a
         whole number of deals, one game per seat rotation).
     seed: a non-negative int; the same seed replays the same tournament.
-    rules: default ``Rules(num_players=players, turn_cap=turn_cap)``. With ``rules``,
-        ``turn_cap`` may be left at its default or repeat ``rules.turn_cap``; a
-        different value is a ValueError rather than silently ignored.
+    rules: default ``Rules(num_players=players, turn_cap=turn_cap)`` (the game's own
+        settings, ``game.make_rules``, in another game). With ``rules``, ``turn_cap`` may
+        be left at its default or repeat ``rules.turn_cap``; a different value is a
+        ValueError rather than silently ignored.
     batch_size: games per *shard*, a positive int: the games are played in consecutive
         shards of this many, each on one Simulator batch with its own bots, seeded from
         (seed, shard index) (see :func:`_entry_seeds`). Default: one shard of all the
@@ -362,10 +366,13 @@ def run_arena(agents, players: int, games: int, seed: int = 0, *, rules: Rules |
         started Workers, which is left running). The results depend on ``seed`` and the
         shard size only, not on where the shards are played.
 
+    game: the game played, by name (:mod:`startups_env.table.games`) or as a Game.
+
     Every argument is checked, and the cluster reached, before the first game is played,
     so that a bad one costs nothing.
     """
-    players, seed, rules = _checked(players, games, seed, rules, turn_cap, batch_size)
+    game = game_by_name(game)
+    players, seed, rules = _checked(game, players, games, seed, rules, turn_cap, batch_size)
     pool = workers if isinstance(workers, Workers) else Workers(workers, ray_address)
     specs, built, names = _build_agents(agents, players, seed)
     if not pool.local and None in specs:
@@ -373,7 +380,7 @@ def run_arena(agents, players: int, games: int, seed: int = 0, *, rules: Rules |
                          "(e.g. module:callable) when the games are played by workers")
     total = -(-int(games) // players) * players  # whole deals
     shard = batch_size or (SHARD_GAMES if pool.sharded else total)
-    jobs = _shard_jobs(specs, built, rules, seed, total, shard, pool.local)
+    jobs = _shard_jobs(game, specs, built, rules, seed, total, shard, pool.local)
     owned = not isinstance(workers, Workers)
     pool.start()  # an unreachable cluster fails here, before any game
     start = time.perf_counter()  # the wall time leaves out Ray's start-up (ArenaResult.extra)
@@ -389,15 +396,16 @@ def run_arena(agents, players: int, games: int, seed: int = 0, *, rules: Rules |
     extra = {"shards": len(jobs), "shard_cpu_seconds": cpu_seconds} if pool.sharded else {}
     if not pool.local:
         extra["ray_startup_seconds"] = pool.startup_seconds
-    return ArenaResult(names=names, players=players, seed=seed, wall_seconds=wall, rounds=rules.rounds,
-                       turn_cap=rules.turn_cap, rated=bool(rate), extra=extra, batch_games=min(shard, total), **played)
+    return ArenaResult(names=names, players=players, seed=seed, wall_seconds=wall, rounds=getattr(rules, "rounds", 1),
+                       turn_cap=rules.turn_cap, rated=bool(rate), extra=extra, batch_games=min(shard, total),
+                       game=game.name, **played)
 
 
-def _checked(players, games, seed, rules: Rules | None, turn_cap, batch_size) -> tuple[int, int, Rules]:
+def _checked(game: Game, players, games, seed, rules, turn_cap, batch_size) -> tuple[int, int, object]:
     """run_arena's arguments checked (a ValueError names the bad one): the table size and
-    seed as ints, and the rules (default ``Rules(num_players=players, turn_cap=turn_cap)``)."""
-    if not is_int(players) or not MIN_PLAYERS <= players <= MAX_PLAYERS:
-        raise ValueError(f"players must be an int between {MIN_PLAYERS} and {MAX_PLAYERS}, got {players!r}")
+    seed as ints, and the rules (default ``game.make_rules(players, turn_cap=turn_cap)``)."""
+    if not is_int(players) or not game.min_players <= players <= game.max_players:
+        raise ValueError(f"players must be an int between {game.min_players} and {game.max_players}, got {players!r}")
     players = int(players)
     if not is_int(games) or games < 1:
         raise ValueError(f"games must be a positive int, got {games!r}")
@@ -405,9 +413,8 @@ def _checked(players, games, seed, rules: Rules | None, turn_cap, batch_size) ->
     if batch_size is not None and (not is_int(batch_size) or batch_size < 1):
         raise ValueError(f"batch_size must be None or a positive int, got {batch_size!r}")
     if rules is None:
-        return players, seed, Rules(num_players=players, turn_cap=turn_cap)
-    if not isinstance(rules, Rules):
-        raise ValueError(f"rules must be a startups_env.Rules, got {type(rules).__name__}: {rules!r}")
+        return players, seed, game.make_rules(players, turn_cap=turn_cap)
+    game.check_rules(rules)
     if rules.num_players != players:
         raise ValueError(f"rules.num_players={rules.num_players} differs from players={players}")
     if turn_cap != DEFAULT_TURN_CAP and turn_cap != rules.turn_cap:
@@ -416,23 +423,20 @@ def _checked(players, games, seed, rules: Rules | None, turn_cap, batch_size) ->
     return players, seed, rules
 
 
-def _shard_jobs(specs, built, rules: Rules, seed: int, total: int, shard: int, local: bool) -> list[_ShardJob]:
-    """The ``total`` games (whole deals) in shards of ``shard``: one deck per deal and round,
-    so that every seating of a deal sees the same cards in every round; game g is deal
-    g // N in rotation g % N, where entry i sits at seat (i + r) % N."""
+def _shard_jobs(game: Game, specs, built, rules, seed: int, total: int, shard: int, local: bool) -> list[_ShardJob]:
+    """The ``total`` games (whole deals) in shards of ``shard``: the cards of each deal
+    (``game.shuffled_decks``), so that every seating of a deal sees the same cards; game g
+    is deal g // N in rotation g % N, where entry i sits at seat (i + r) % N."""
     players = rules.num_players
     deals = total // players
-    rng = np.random.default_rng(seed)
-    decks = shuffled_decks(rng, deals * rules.rounds).reshape(deals, rules.rounds, -1)
-    if rules.rounds == 1:
-        decks = decks[:, 0]
+    decks = game.shuffled_decks(np.random.default_rng(seed), deals, rules)
     rotation = np.arange(total) % players
-    game_decks = decks[np.arange(total) // players]
+    game_decks = deal_rows(decks, np.arange(total) // players)
     # In this process, shard 0 plays the entries just built (their seeds are shard 0's) and
     # every shard the objects given as they are; workers build their own from the specs.
     return [_ShardJob(specs=specs, agents=[agent if local and (k == 0 or spec is None) else None
                                            for agent, spec in zip(built, specs)],
-                      rules=rules, seed=seed, index=k, decks=game_decks[lo:lo + shard],
+                      game=game.name, rules=rules, seed=seed, index=k, decks=deal_rows(game_decks, slice(lo, lo + shard)),
                       rotation=rotation[lo:lo + shard])
             for k, lo in enumerate(range(0, total, shard))]
 
@@ -473,7 +477,8 @@ class _ShardJob:
 
     specs: list
     agents: list
-    rules: Rules
+    game: str
+    rules: object
     seed: int
     index: int
     decks: np.ndarray
@@ -492,37 +497,34 @@ def _play_shard(job: _ShardJob, report) -> dict:
               for i, agent in enumerate(job.agents)]
     # Shard k's Simulator seed is child (0, k) of the arena's seed (a one-shard run's
     # Simulator seed since before there were shards).
-    sim = Simulator(job.rules, n, seed=np.random.default_rng(np.random.SeedSequence(job.seed, spawn_key=(0, job.index))),
-                    decks=job.decks)
+    game = game_by_name(job.game)
+    sim = game.make_simulator(job.rules, n, np.random.default_rng(np.random.SeedSequence(job.seed, spawn_key=(0, job.index))),
+                              job.decks)
     assignment = (np.arange(players)[None, :] - job.rotation[:, None]) % players  # [game, seat] -> entry
     timings: dict[int, list] = {}  # entry -> [decisions, seconds inside act()]
     table = Table(sim, agents, assignment=assignment, timings=timings, role="agent")
     shown = 0
     while not sim.done.all():
         table.step(table.act())
-        now = int(played_share(sim.state, job.rules.rounds).sum())
+        now = int(game.progress(sim.state, job.rules).sum())
         if now != shown:
             report(now)
             shown = now
     report(n)
-    st = sim.state
+    out = game.outcome(sim.state)
     rows = np.arange(n)[:, None]
     entry_seat = (np.arange(players)[None, :] + job.rotation[:, None]) % players  # [game, entry] -> seat
-    return {"ranks": st.ranks[:players].T[rows, entry_seat], "scores": st.scores[:players].T[rows, entry_seat],
-            "truncated": st.capped.copy(), "turns": st.turn.copy(),
+    return {"ranks": out["ranks"][rows, entry_seat], "scores": out["scores"][rows, entry_seat],
+            "truncated": out["truncated"], "turns": out["turns"],
             "decisions": [timings.get(i, [0, 0.0])[0] for i in range(players)],
             "act_seconds": [timings.get(i, [0, 0.0])[1] for i in range(players)],
             "cpu_seconds": time.process_time() - cpu}
 
 
 def played_share(state, rounds: int) -> np.ndarray:
-    """float[B]: how far each game is played, 0 to 1 (1 once over): its rounds done plus
-    the share of this round's pile drawn. The progress bar counts these, so that it moves
-    while a batch whose games all end together is played (a pile empties only by draws,
-    so this runs a little ahead of the turns played)."""
-    start = pile_start(state.num_players.astype(np.float64))
-    drawn = np.clip((state.pile_pos - start) / (DECK_SIZE - start), 0.0, 1.0)
-    return np.where(state.done, 1.0, (state.round + drawn) / rounds)
+    """float[B]: how far each *Startups* game is played, 0 to 1 (the game's
+    ``progress``, :func:`startups_env.startups.game.played_share`), for a game of ``rounds`` rounds."""
+    return _startups_played_share(state, Rules(rounds=rounds))
 
 
 # ----------------------------------------------------------------------------- command line

@@ -155,7 +155,7 @@ def train() -> dict:
 def _without_times(value):
     if isinstance(value, dict):
         return {k: _without_times(v) for k, v in value.items()
-                if k != "batch_games" and not any(word in k for word in ("second", "time", "ms", "wall", "revision", "date"))}
+                if k not in ("batch_games", "game") and not any(word in k for word in ("second", "time", "ms", "wall", "revision", "date"))}
     if isinstance(value, list):
         return [_without_times(v) for v in value]
     return value

@@ -19,7 +19,7 @@ PACKAGE_DIRS = {"startups_env": ROOT / "startups_env", "startups_env.agents": RO
                 "startups_env.train": ROOT / "train"}
 # The layers, bottom first: a module may import its own layer and those below it.
 LAYERS = (
-    ("startups_env.checks",),
+    ("startups_env.checks", "startups_env.game"),
     ("startups_env.startups", "startups_env.startap"),
     ("startups_env.table",),
     ("startups_env.envs",),

@@ -65,11 +65,12 @@ from typing import Any
 import numpy as np
 
 from startups_env.checks import check_seed, is_int
+from startups_env.game import Game
 from startups_env.startups import queries
-from startups_env.startups.observe import HIDDEN_DIM, OBS_DIM, hidden_observation, observation_bounds, observe
-from startups_env.startups.rules import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, Rules
-from startups_env.startups.simulator import Simulator
+from startups_env.startups.observe import HIDDEN_DIM, hidden_observation
+from startups_env.startups.rules import MAX_PLAYERS, MIN_PLAYERS, Rules
 from startups_env.table import Table
+from startups_env.table.games import DEFAULT_GAME, game_by_name
 from startups_env.table.policy import as_policy, policy_name
 
 Opponent = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -80,9 +81,10 @@ privileged_observation = hidden_observation
 PRIVILEGED_DIM = HIDDEN_DIM
 
 
-def parse_players(spec) -> tuple[int, ...]:
+def parse_players(spec, low: int = MIN_PLAYERS, high: int = MAX_PLAYERS) -> tuple[int, ...]:
     """Table sizes from a spec: an int (``4``), a string ``"4"``, ``"3-7"`` (inclusive
-    range) or ``"3,4,6"``, or a sequence of ints. Returns the sorted distinct sizes."""
+    range) or ``"3,4,6"``, or a sequence of ints. Returns the sorted distinct sizes, each
+    in ``low..high`` (default: the sizes *Startups* plays)."""
     if isinstance(spec, bool):
         raise ValueError(f"players must be an int, a range like '3-7' or a list of ints, got {spec!r}")
     if isinstance(spec, (int, np.integer)):
@@ -103,9 +105,9 @@ def parse_players(spec) -> tuple[int, ...]:
         sizes = [int(x) for x in spec]
     else:
         raise ValueError(f"players must be an int, a range like '3-7' or a list of ints, got {spec!r}")
-    bad = [n for n in sizes if not MIN_PLAYERS <= n <= MAX_PLAYERS]
+    bad = [n for n in sizes if not low <= n <= high]
     if bad:
-        raise ValueError(f"players must be between {MIN_PLAYERS} and {MAX_PLAYERS}, got {bad}")
+        raise ValueError(f"players must be between {low} and {high}, got {bad}")
     return tuple(sorted(set(sizes)))
 
 
@@ -131,7 +133,8 @@ class SeatBatch:
         num_envs: number of games B played at once.
         opponents: a callable / agent or a list of them (default: one uniformly random
             opponent). Each game draws one of them when dealt; it plays all other seats.
-        rules: :class:`~startups_env.Rules` (``num_players`` is the default table size).
+        rules: :class:`~startups_env.Rules` (``num_players`` is the default table size), or
+            the settings of ``game``.
         players: table sizes to draw from per game, e.g. ``4``, ``"3-7"``, ``[3, 5]``
             (default ``rules.num_players``); uniform over the listed sizes.
         opponent_weights: sampling weights over ``opponents`` (default uniform); can be
@@ -143,6 +146,8 @@ class SeatBatch:
             read it (None, default: when one of ``opponents`` needs it; True: also for
             opponents that :meth:`set_opponents` may bring later; False: never, and such an
             opponent is refused).
+        game: the game played, by name (:mod:`startups_env.table.games`) or as a Game
+            (default *Startups*).
 
     Errors: an illegal learner action or wrong-shaped ``actions`` raises ``ValueError`` and
     changes nothing. An opponent can only be judged after the learner's move is applied (it
@@ -159,15 +164,15 @@ class SeatBatch:
         decisions: total decisions applied so far, all seats (learner and opponents).
     """
 
-    def __init__(self, num_envs: int, opponents=None, *, rules: Rules | None = None, players=None,
-                 opponent_weights=None, seed=None, history: bool | None = None):
+    def __init__(self, num_envs: int, opponents=None, *, rules=None, players=None,
+                 opponent_weights=None, seed=None, history: bool | None = None, game: str | Game = DEFAULT_GAME):
         if not is_int(num_envs) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
         self.num_envs = int(num_envs)
-        self.rules = Rules() if rules is None else rules
-        if not isinstance(self.rules, Rules):
-            raise ValueError(f"rules must be a startups_env.Rules, got {type(self.rules).__name__}")
-        self.players = parse_players(self.rules.num_players if players is None else players)
+        self.game = game_by_name(game)
+        self.rules = self.game.default_rules() if rules is None else self.game.check_rules(rules)
+        self.players = parse_players(self.rules.num_players if players is None else players,
+                                     self.game.min_players, self.game.max_players)
         self._default_opponent = opponents is None
         if opponents is None:
             opponents = [RandomOpponent()]
@@ -189,7 +194,7 @@ class SeatBatch:
         self.episode_length = np.zeros(b, np.int64)  # learner decisions in the current game
         self.decisions = 0
         self._started = np.zeros(b, np.float64)  # wall clock when each game was dealt
-        self.sim = Simulator(self.rules, b, seed=0)
+        self.sim = self.game.make_simulator(self.rules, b, 0)
         if history is not None and not isinstance(history, bool):
             raise ValueError(f"history must be None, True or False, got {history!r}")
         # Every move of the games goes through the table (the learner's too), so that the
@@ -269,16 +274,18 @@ class SeatBatch:
         return self.observe()
 
     def observe(self) -> np.ndarray:
-        """float32[B, OBS_DIM]: the learner's observation in every game."""
-        return observe(self.sim.state, self.learner_seat)
+        """float32[B, obs_dim]: the learner's observation in every game."""
+        return self.game.observe(self.sim.state, self.learner_seat)
 
     def privileged(self) -> np.ndarray:
         """float32[B, PRIVILEGED_DIM]: the hidden information of every game from the learner's
         seat (:func:`privileged_observation`), for asymmetric critics in training."""
-        return privileged_observation(self.sim.state, self.learner_seat)
+        if self.game.privileged is None:
+            return np.zeros((self.num_envs, 0), np.float32)
+        return self.game.privileged(self.sim.state, self.learner_seat)
 
     def action_masks(self) -> np.ndarray:
-        """bool[B, 19]: the learner's legal actions (it is to act in every game)."""
+        """bool[B, num_actions]: the learner's legal actions (it is to act in every game)."""
         self._check_ready()
         return self.sim.legal_mask()
 
@@ -344,8 +351,8 @@ class SeatBatch:
             "reward": np.zeros(b, np.float32),
             "terminated": np.zeros(b, bool),
             "truncated": np.zeros(b, bool),
-            "terminal_obs": np.zeros((b, OBS_DIM), np.float32),
-            "terminal_privileged": np.zeros((b, PRIVILEGED_DIM), np.float32),
+            "terminal_obs": np.zeros((b, self.game.obs_dim), np.float32),
+            "terminal_privileged": np.zeros((b, self.game.privileged_dim), np.float32),
             "score": np.zeros(b, np.int16),
             "rank": np.full(b, -1, np.int8),
             "num_players": np.zeros(b, np.int8),
@@ -381,8 +388,9 @@ class SeatBatch:
             out["terminated"][ep] = result.terminated[ep]
             out["truncated"][ep] = result.truncated[ep]
             finished = s.take(ep)
-            out["terminal_obs"][ep] = observe(finished, seat_ep)
-            out["terminal_privileged"][ep] = privileged_observation(finished, seat_ep)
+            out["terminal_obs"][ep] = self.game.observe(finished, seat_ep)
+            if self.game.privileged is not None:
+                out["terminal_privileged"][ep] = self.game.privileged(finished, seat_ep)
             out["score"][ep] = result.scores[ep, seat_ep]
             out["rank"][ep] = result.ranks[ep, seat_ep]
             out["num_players"][ep] = s.num_players[ep]
@@ -420,11 +428,13 @@ if VecEnv is not None:
 
     class StartupsVecEnv(VecEnv):
         """Stable-Baselines3 ``VecEnv``: B games, the learner in one random seat each,
-        opponents inside ``step_wait``. Arguments as :class:`SeatBatch`.
+        opponents inside ``step_wait``. Arguments as :class:`SeatBatch` (``game=`` picks
+        the game; *Startups* by default).
 
-        Observation space ``Box(low, high, (OBS_DIM,), float32)`` with the bounds of
-        :func:`~startups_env.startups.observe.observation_bounds` over the table sizes drawn; action space
-        ``Discrete(19)``; ``action_masks()`` -> bool[num_envs, 19] (sb3-contrib's
+        Observation space ``Box(low, high, (obs_dim,), float32)`` with the game's
+        observation bounds (for *Startups*
+        :func:`~startups_env.startups.observe.observation_bounds`) over the table sizes drawn; action space
+        ``Discrete(num_actions)`` (19 in *Startups*); ``action_masks()`` -> bool[num_envs, num_actions] (sb3-contrib's
         MaskablePPO finds it through ``env_method``). Infos of finished games carry
         ``terminal_observation``, ``episode`` ({"r", "l", "t"}), ``TimeLimit.truncated``,
         ``score``, ``rank``, ``num_players``, ``opponent`` and ``is_success`` (the learner
@@ -434,12 +444,13 @@ if VecEnv is not None:
         render_mode = None
 
         def __init__(self, num_envs: int = 16, opponents=None, *, rules: Rules | None = None, players=None,
-                     opponent_weights=None, seed=None, history: bool | None = None):
+                     opponent_weights=None, seed=None, history: bool | None = None, game: str | Game = DEFAULT_GAME):
             self.batch = SeatBatch(num_envs, opponents, rules=rules, players=players,
-                                   opponent_weights=opponent_weights, seed=seed, history=history)
-            low, high = observation_bounds(self.batch.rules, self.batch.players)  # over the table sizes drawn
-            observation_space = spaces.Box(low, high, (OBS_DIM,), np.float32)
-            super().__init__(num_envs, observation_space, spaces.Discrete(NUM_ACTIONS))
+                                   opponent_weights=opponent_weights, seed=seed, history=history, game=game)
+            game = self.batch.game
+            low, high = game.observation_bounds(self.batch.rules, self.batch.players)  # over the table sizes drawn
+            observation_space = spaces.Box(low, high, (game.obs_dim,), np.float32)
+            super().__init__(num_envs, observation_space, spaces.Discrete(game.num_actions))
             self._actions: np.ndarray | None = None
             self._seed_pending = seed  # checked by SeatBatch above
 
@@ -505,7 +516,7 @@ if VecEnv is not None:
             return obs, reward, dones, infos
 
         def action_masks(self) -> np.ndarray:
-            """bool[num_envs, 19]: the learner's legal actions."""
+            """bool[num_envs, num_actions]: the learner's legal actions."""
             return self.batch.action_masks()
 
         def close(self) -> None:

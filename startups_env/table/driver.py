@@ -5,8 +5,8 @@ Every tool that lets bots play runs on :class:`Table` (or, for one PettingZoo ga
 opponents (:class:`startups_env.envs.vector.SeatBatch`), the replay recorder
 (:func:`startups_env.tools.replay.record_game`) and the terminal game. So a bot behaves the
 same wherever it sits: it is called the same way, given what it declares it needs
-(:mod:`startups_env.table.policy`: the public state, the :class:`~startups_env.startups.history.History`
-the table keeps), and its answers are checked the same way.
+(:mod:`startups_env.table.policy`: the public state, the history the table keeps, as
+the game defines them: :mod:`startups_env.table.games`), and its answers are checked the same way.
 
 A table
 
@@ -17,7 +17,7 @@ A table
   entries is to move, in the order of its first entry, the games in ascending order;
 * checks what comes back: int[k] legal action ids, else ``ValueError`` naming the
   policy, its entry, the games and the seats;
-* keeps the games' :class:`~startups_env.startups.history.History` when a policy needs it (it
+* keeps the games' history (in *Startups* a :class:`~startups_env.startups.history.History`) when a policy needs it (it
   must see every decision: step through :meth:`Table.step`, or log what you play
   yourself with :meth:`Table.record`);
 * optionally times the policies (decisions and seconds inside ``act``, per entry).
@@ -30,11 +30,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from startups_env.startups.history import History
-from startups_env.startups.observe import observe
-from startups_env.startups.rules import NUM_ACTIONS
-from startups_env.startups.simulator import Simulator
-from startups_env.startups.state import State, StepResult, public_state
+from startups_env.table.games import game_of
 from startups_env.table.policy import as_policy, needs_of, policy_name
 
 
@@ -51,8 +47,8 @@ class _Seat:
         self.entries = entries
 
     def ask(self, obs: np.ndarray, mask: np.ndarray, games: np.ndarray, seats: np.ndarray, *,
-            public: State | None = None, history: History | None = None, timings: dict | None = None) -> np.ndarray:
-        """The policy's checked actions int64[k] for k games (obs[k, D], mask bool[k, 19];
+            public=None, history=None, timings: dict | None = None) -> np.ndarray:
+        """The policy's checked actions int64[k] for k games (obs[k, D], mask bool[k, A];
         ``games`` and ``seats`` name them in errors)."""
         given = {}
         if "public" in self.needs:
@@ -62,8 +58,8 @@ class _Seat:
         if "history" in self.needs:
             if history is None:
                 raise ValueError(f"{self.label} reads the table's history (needs 'history'), which this driver "
-                                 "does not keep: give it a startups_env.startups.history.History of the games that has "
-                                 "seen every decision (e.g. play through startups_env.table.driver.Table)")
+                                 "does not keep: give it the game's history of the games that has seen every "
+                                 "decision (e.g. play through startups_env.table.driver.Table)")
             given["history"] = history
         started = time.perf_counter()
         chosen = self.policy.act(obs, mask, **given)
@@ -76,7 +72,7 @@ class _Seat:
             raise ValueError(f"{self.label} returned {chosen.dtype} {list(chosen.shape)} for games "
                              f"{games[:10].tolist()} (seats {seats[:10].tolist()}); a policy returns "
                              f"int[{games.size}]: one integer action id per game")
-        ok = (chosen >= 0) & (chosen < NUM_ACTIONS)
+        ok = (chosen >= 0) & (chosen < mask.shape[1])
         ok[ok] = mask[np.flatnonzero(ok), chosen[ok]]
         if not ok.all():
             bad = np.flatnonzero(~ok)[:10]
@@ -104,7 +100,8 @@ def _seats(policies, role: str) -> list[_Seat]:
 
 
 class Table:
-    """Policies seated at the games of one :class:`~startups_env.startups.simulator.Simulator`.
+    """Policies seated at the games of one game's simulator (any game of
+    :mod:`startups_env.table.games`, e.g. a :class:`~startups_env.startups.simulator.Simulator`).
 
     Args:
         sim: the games.
@@ -113,9 +110,10 @@ class Table:
             per step).
         assignment: int[B, N] (N >= each game's table size): entry ``assignment[g, s]``
             plays seat s of game g. Default: entry s plays seat s in every game.
-        history: None (default): keep a :class:`~startups_env.startups.history.History` of the
-            games if a policy needs one; True / False: keep one / none; or a History the
-            caller keeps (e.g. across tables of the same games).
+        history: None (default): keep the game's history of the games (for *Startups* a
+            :class:`~startups_env.startups.history.History`) if a policy needs one; True /
+            False: keep one / none; or a history the caller keeps (e.g. across tables of
+            the same games).
         timings: a dict to accumulate, per policy, ``timings[first entry] = [decisions,
             seconds inside act]`` (default: not timed).
         role: what the entries are called in errors ("agent", "opponent", ...).
@@ -126,25 +124,32 @@ class Table:
             a caller that catches an error can name the policy that failed.
     """
 
-    def __init__(self, sim: Simulator, policies: Sequence, *, assignment=None, history: History | bool | None = None,
+    def __init__(self, sim, policies: Sequence, *, assignment=None, history=None,
                  timings: dict | None = None, role: str = "policy"):
-        if not isinstance(sim, Simulator):
-            raise ValueError(f"sim must be a startups_env.startups.simulator.Simulator, got {type(sim).__name__}")
+        self.game = game_of(sim)  # a ValueError for anything but a game's simulator
         self.sim = sim
         self.role = role
         self.timings = timings
         self.acting: int | None = None
         self._set(policies)
         self.assignment = self._check_assignment(assignment)
-        if isinstance(history, History):
-            if history.batch_size != sim.batch_size:
-                raise ValueError(f"history holds {history.batch_size} games, the simulator {sim.batch_size}")
-            self.history: History | None = history
-        elif history is None or isinstance(history, bool):
-            keep = history if history is not None else any("history" in seat.needs for seat in self._by_object)
-            self.history = History(sim.batch_size) if keep else None
-        else:
-            raise ValueError(f"history must be None, a bool or a startups_env.startups.history.History, got {history!r}")
+        self.history = self._check_history(history)
+
+    def _check_history(self, history):
+        """The history to keep: the caller's, a new one, or None (see the class doc)."""
+        kind = self.game.history
+        if kind is not None and isinstance(history, kind):
+            if history.batch_size != self.sim.batch_size:
+                raise ValueError(f"history holds {history.batch_size} games, the simulator {self.sim.batch_size}")
+            return history
+        if history is not None and not isinstance(history, bool):
+            wanted = "a bool" if kind is None else f"a bool or a {kind.__module__}.{kind.__name__}"
+            raise ValueError(f"history must be None, {wanted}, got {history!r}")
+        keep = history if history is not None else any("history" in seat.needs for seat in self._by_object)
+        if keep and kind is None:
+            raise ValueError(f"{self.game.title} keeps no history of its games, which a policy here reads or "
+                             "history=True asks for")
+        return kind(self.sim.batch_size) if keep else None
 
     # ------------------------------------------------------------------ seating
     def _set(self, policies) -> None:
@@ -212,7 +217,7 @@ class Table:
         if who.shape != (b,):
             raise ValueError(f"who must be int[{b}] (the entry to move in each game), got {list(who.shape)}")
         mask = sim.legal_mask()
-        obs = observe(state)  # the player to act in every game
+        obs = self.game.observe(state)  # the player to act in every game
         current = state.current
         movers = who[games]
         if np.count_nonzero((movers < 0) | (movers >= len(self.policies))):  # else those games would get 0
@@ -225,8 +230,10 @@ class Table:
             self.acting = seat.entries[0]  # stays set if the policy fails, for the caller's message
             public = history = None
             if "public" in seat.needs:
+                if self.game.public_state is None:
+                    raise ValueError(f"{seat.label} needs the public state, which {self.game.title} does not give")
                 sub = state.take(sel)
-                public = public_state(sub, sub.current)
+                public = self.game.public_state(sub, sub.current)
             if "history" in seat.needs and self.history is not None:
                 history = self.history.take(sel)
             actions[sel] = seat.ask(obs[sel], mask[sel], sel, current[sel], public=public, history=history,
@@ -240,7 +247,7 @@ class Table:
         if self.history is not None:
             self.history.record(self.sim.state, actions, active)
 
-    def step(self, actions, active=None) -> StepResult:
+    def step(self, actions, active=None):
         """``sim.step(actions, active)``, logged in the history. An illegal action raises
         ValueError and changes nothing, the history included."""
         if self.history is None:
@@ -262,15 +269,15 @@ class Table:
         if self.history is not None:
             self.history.reset(games)
 
-    def play(self) -> Simulator:
+    def play(self):
         """Play every game to its end; returns the simulator."""
         while not self.sim.done.all():
             self.step(self.act())
         return self.sim
 
 
-def act_for_seats(sim: Simulator, agents_by_seat, assignment: np.ndarray | None = None, *,
-                  timings: dict | None = None, history: History | None = None, record: bool = True) -> np.ndarray:
+def act_for_seats(sim, agents_by_seat, assignment: np.ndarray | None = None, *,
+                  timings: dict | None = None, history=None, record: bool = True) -> np.ndarray:
     """int64[B]: the next action in every game of ``sim`` (0 in finished games), from a
     :class:`Table` seating ``agents_by_seat`` for one step (see there for ``assignment``
     and ``timings``).
