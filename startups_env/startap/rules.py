@@ -7,6 +7,8 @@ firing, assigning work, offering work) is a sequence of decisions ending with DO
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from startups_env.startap.cards import NUM_OPPORTUNITIES, NUM_PROJECTS, NUM_SPECIALTIES, SPECIALTIES
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 6
@@ -96,3 +98,15 @@ def action_to_string(a: int) -> str:
 def rent(headcount: int) -> int:
     """Coins of office rent a turn for a team of ``headcount`` people (the player included)."""
     return sum(1 for people, _coins in RENT_STEPS if headcount >= people)
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Стартап's settings for one table: only its size (the rules have no options)."""
+
+    num_players: int = 4
+
+    def __post_init__(self):
+        if isinstance(self.num_players, bool) or not isinstance(self.num_players, int) or not (
+                MIN_PLAYERS <= self.num_players <= MAX_PLAYERS):
+            raise ValueError(f"num_players must be an int in {MIN_PLAYERS}-{MAX_PLAYERS}, got {self.num_players!r}")

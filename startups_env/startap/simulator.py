@@ -24,6 +24,12 @@ P = MAX_PLAYERS
 DECK_SIZES = {"project_deck": NUM_PROJECTS, "opportunity_deck": NUM_OPPORTUNITIES, "incident_deck": NUM_INCIDENTS}
 
 
+def shuffled_decks(rng: np.random.Generator, count: int) -> dict[str, np.ndarray]:
+    """``count`` fresh shuffles of the three decks, as ``Simulator.reset(decks=...)`` takes them."""
+    return {name: rng.permuted(np.tile(np.arange(size, dtype=np.int8), (count, 1)), axis=1)
+            for name, size in DECK_SIZES.items()}
+
+
 def uniform_legal(mask, rng: np.random.Generator) -> np.ndarray:
     """int64[B]: one uniformly random legal action per row of ``mask`` bool[B, A] (0 where a
     row has none), from one draw of ``rng`` per row."""
@@ -65,8 +71,7 @@ class Simulator:
 
     def shuffled_decks(self, count: int) -> dict[str, np.ndarray]:
         """Fresh shuffles of the three decks for ``count`` games, from the generator."""
-        return {name: self.rng.permuted(np.tile(np.arange(size, dtype=np.int8), (count, 1)), axis=1)
-                for name, size in DECK_SIZES.items()}
+        return shuffled_decks(self.rng, count)
 
     def _check_decks(self, decks, count: int) -> dict[str, np.ndarray]:
         if not isinstance(decks, dict) or set(decks) != set(DECK_SIZES):
