@@ -12,7 +12,8 @@ wall-clock seconds, random legal actions, finished games re-dealt inside the tim
 
 A decision is one action of one player. Options: ``--players 4``, ``--repeats 3``,
 ``--seconds 2.0``, ``--batch-sizes 1,256,4096``, ``--games 1000``, ``--matches 400`` (0 to
-skip), ``--quick`` (short runs and few games, for a smoke test).
+skip), ``--quick`` (short runs and few games, for a smoke test), ``--clock cpu`` (time this
+process's CPU time: steadier on a shared machine).
 """
 
 from __future__ import annotations
@@ -32,22 +33,25 @@ from startups_env.tools.cli import prog, table_size_arg
 from .startap_bots import make_startap_agent, play_games
 
 
-def batch_rate(batch: int, players: int, seconds: float) -> float:
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+
+
+def batch_rate(batch: int, players: int, seconds: float, clock=time.perf_counter) -> float:
     sim = Simulator(batch, num_players=players, seed=0)
-    decisions, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
+    decisions, start = 0, clock()
+    while clock() - start < seconds:
         finished = np.flatnonzero(sim.done)
         if finished.size:
             sim.reset_games(finished)
         sim.step(sim.random_actions())
         decisions += batch
-    return decisions / (time.perf_counter() - start)
+    return decisions / (clock() - start)
 
 
-def aec_rate(players: int, seconds: float) -> float:
+def aec_rate(players: int, seconds: float, clock=time.perf_counter) -> float:
     e = make_env(num_players=players)
-    decisions, start, seed = 0, time.perf_counter(), 0
-    while time.perf_counter() - start < seconds:
+    decisions, start, seed = 0, clock(), 0
+    while clock() - start < seconds:
         e.reset(seed=seed)
         seed += 1
         for agent in e.agent_iter():
@@ -57,7 +61,7 @@ def aec_rate(players: int, seconds: float) -> float:
                 continue
             e.step(e.action_space(agent).sample(obs["action_mask"]))
             decisions += 1
-    return decisions / (time.perf_counter() - start)
+    return decisions / (clock() - start)
 
 
 def game_length(players: int, games: int, bot: str) -> tuple[float, float]:
@@ -84,6 +88,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--games", type=int, default=1000)
     parser.add_argument("--matches", type=int, default=400)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall")
     return parser
 
 
@@ -99,9 +104,10 @@ def main(argv=None) -> None:
     if not 2 <= args.players <= 6 or args.repeats < 1 or args.seconds <= 0 or min(sizes) < 1 or args.games < 1:
         parser.error("need 2-6 players, repeats >= 1, seconds > 0, batch sizes >= 1 and games >= 1")
     for b in sizes:
-        rate = statistics.median(batch_rate(b, args.players, args.seconds) for _ in range(args.repeats))
+        rate = statistics.median(batch_rate(b, args.players, args.seconds, CLOCKS[args.clock])
+                                 for _ in range(args.repeats))
         print(f"batch B={b} players={args.players} decisions_per_s={rate:.0f}", flush=True)
-    rate = statistics.median(aec_rate(args.players, args.seconds) for _ in range(args.repeats))
+    rate = statistics.median(aec_rate(args.players, args.seconds, CLOCKS[args.clock]) for _ in range(args.repeats))
     print(f"aec players={args.players} decisions_per_s={rate:.0f}", flush=True)
     for bot, n in itertools.product(("random", "builder"), range(2, 7)):
         decisions, turns = game_length(n, args.games, bot)

@@ -45,13 +45,14 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from startups_env.startap import cards as C
+from startups_env.startap.observe import observation_bounds
 from startups_env.startap.observe import OBS_DIM, observe
-from startups_env.startap.rules import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, PHASE_NAMES, action_to_string
+from startups_env.startap.rules import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, PHASE_NAMES, Rules, action_to_string
 from startups_env.startap.simulator import Simulator
 
 __all__ = ["env", "raw_env"]
 
-_OBS_HIGH = 255.0  # every piece is a count, a flag or a number of coins, weeks or turns
+
 
 
 def env(num_players: int = 4, render_mode: str | None = None) -> AECEnv:
@@ -84,7 +85,7 @@ class raw_env(AECEnv):
         self.agent_name_mapping = {agent: i for i, agent in enumerate(self.possible_agents)}
         self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS) for agent in self.possible_agents}
         self.observation_spaces = {
-            agent: spaces.Dict({"observation": spaces.Box(0.0, _OBS_HIGH, (OBS_DIM,), np.float32),
+            agent: spaces.Dict({"observation": spaces.Box(*observation_bounds(Rules(self.num_players)), (OBS_DIM,), np.float32),
                                 "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8)})
             for agent in self.possible_agents}
         self.sim = Simulator(1, num_players=self.num_players)

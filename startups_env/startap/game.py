@@ -46,10 +46,10 @@ def progress(state, rules: Rules) -> np.ndarray:
 
 
 def outcome(state) -> dict:
-    """The results of finished games, by game and seat: ranks (0 = winner), coins as the
-    score, whether the game hit the turn cap, and its turns."""
+    """The results of finished games, by game and seat: ranks (0 = winner, -1 for empty
+    seats), coins as the score, whether the turn cap ended them, and the turns played."""
     return {"ranks": state.ranks.copy(), "scores": np.where(state.ranks >= 0, state.coins, 0),
-            "truncated": state.truncated.copy(), "turns": state.turn.copy()}
+            "truncated": state.truncated.copy(), "turns": state.turn + 1}
 
 
 GAME = Game(
