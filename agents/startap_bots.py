@@ -20,10 +20,10 @@ import numpy as np
 
 from startups_env.startap import cards as C
 from startups_env.startap import rules as R
-from startups_env.startap.observe import OBS_DIM, observe, views
-from startups_env.startap.simulator import Simulator, uniform_legal
+from startups_env.startap.observe import OBS_DIM, views
+from startups_env.startap.simulator import uniform_legal
 
-from .base import Agent
+from .base import Agent, check_act_inputs
 
 __all__ = ["STARTAP_AGENTS", "BuilderAgent", "OutsourcerAgent", "StartapRandomAgent", "make_startap_agent", "play_games"]
 
@@ -34,17 +34,12 @@ _VALUE = C.PROJECT_INCOME.astype(float) * 6 + C.PROJECT_BONUS
 
 def check_inputs(obs, mask) -> tuple[np.ndarray, np.ndarray]:
     """obs float[B, OBS_DIM] and mask bool[B, NUM_ACTIONS] with a legal action in each row
-    (one game's obs[D] and mask[A] are taken as a batch of one); ValueError otherwise."""
-    obs, mask = np.asarray(obs, np.float32), np.asarray(mask)
-    if obs.ndim == 1:
-        obs, mask = obs[None], mask[None]
-    if obs.ndim != 2 or obs.shape[1] != OBS_DIM or mask.shape != (obs.shape[0], R.NUM_ACTIONS):
-        raise ValueError(f"obs must be [B, {OBS_DIM}] and mask [B, {R.NUM_ACTIONS}], got {list(obs.shape)} and "
-                         f"{list(mask.shape)}")
-    mask = mask.astype(bool)
-    if not mask.any(axis=1).all():
-        raise ValueError("every game needs a legal action: a mask row is all False")
-    return obs, mask
+    (one game's obs[D] and mask[A] are taken as a batch of one): the policies' own check
+    (:func:`startups_env.table.policy.check_act_inputs`) at this game's sizes."""
+    obs, mask = check_act_inputs(obs, mask, R.NUM_ACTIONS)
+    if obs.shape[1] != OBS_DIM:
+        raise ValueError(f"obs must be [B, {OBS_DIM}], got {list(obs.shape)}")
+    return obs.astype(np.float32, copy=False), mask
 
 
 class StartapRandomAgent(Agent):
@@ -225,30 +220,18 @@ class OutsourcerAgent(_Heuristic):
 
 
 def play_games(bots, num_players: int, games: int, seed=None) -> dict:
-    """Play ``games`` games of ``num_players`` seats in one batch; entry ``e`` of ``bots``
-    plays seat ``(e + g) % num_players`` of game g (seats rotate, so no bot keeps the first
-    seat). Returns ``{"wins": float[len(bots)] (share of the games each entry won, counted
-    per seat it held), "decisions": mean decisions a game, "truncated": share truncated}``."""
+    """Play about ``games`` games of ``num_players`` seats in the shared arena
+    (:func:`startups_env.agents.arena.run_arena`: whole deals, every rotation of the seats,
+    one batch); entry ``e`` of ``bots`` starts at seat ``e``. Returns ``{"wins":
+    float[len(bots)] (share of the games each entry won), "decisions": mean decisions a
+    game, "truncated": share truncated}``."""
+    from .arena import run_arena  # (the arena imports the registry, which imports this module)
+
     if len(bots) != num_players:
         raise ValueError(f"{len(bots)} bots for {num_players} seats")
-    sim = Simulator(games, num_players=num_players, seed=seed)
-    entry_of_seat = (np.arange(num_players)[None, :] - np.arange(games)[:, None]) % num_players  # [g, seat]
-    decisions = np.zeros(games)
-    while not sim.done.all():
-        running = ~sim.done
-        mask = sim.legal_mask()
-        obs = observe(sim.state)
-        who = entry_of_seat[np.arange(games), sim.state.current]
-        actions = np.zeros(games, np.int64)
-        for e, bot in enumerate(bots):
-            sel = np.flatnonzero(running & (who == e))
-            if sel.size:
-                actions[sel] = bot.act(obs[sel], mask[sel])
-        sim.step(actions)
-        decisions += running
-    winners = entry_of_seat[np.arange(games), np.argmin(np.where(sim.state.ranks >= 0, sim.state.ranks, 99), axis=1)]
-    return {"wins": np.bincount(winners, minlength=num_players) / games, "decisions": float(decisions.mean()),
-            "truncated": float(sim.state.truncated.mean())}
+    result = run_arena(list(bots), num_players, games, seed=0 if seed is None else seed, game="startap", rate=False)
+    return {"wins": np.array([row["win_rate"] for row in result.entry_stats()]),
+            "decisions": sum(result.decisions) / result.games, "truncated": float(result.truncated.mean())}
 
 
 STARTAP_AGENTS = {"random": StartapRandomAgent, "builder": BuilderAgent, "outsourcer": OutsourcerAgent}

@@ -43,9 +43,11 @@ def test_a_bot_plays_the_aec_env_and_is_seeded(name):
 
 def test_bots_refuse_bad_input():
     bot = make_startap_agent("builder")
-    with pytest.raises(ValueError, match="obs must be"):
+    with pytest.raises(ValueError, match=f"mask must be bool\\[2, {NUM_ACTIONS}\\]"):
         bot.act(np.zeros((2, OBS_DIM)), np.ones((2, 19), bool))
-    with pytest.raises(ValueError, match="all False"):
+    with pytest.raises(ValueError, match=f"obs must be \\[B, {OBS_DIM}\\]"):
+        bot.act(np.zeros((2, 5)), np.ones((2, NUM_ACTIONS), bool))
+    with pytest.raises(ValueError, match="no legal action"):
         bot.act(np.zeros((1, OBS_DIM)), np.zeros((1, NUM_ACTIONS), bool))
     with pytest.raises(ValueError, match="unknown"):
         make_startap_agent("greedy")
