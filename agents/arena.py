@@ -391,17 +391,23 @@ def run_arena(agents, players: int, games: int, seed: int = 0, *, rules=None,
         if owned:
             pool.close()
     wall = time.perf_counter() - start
-    # With workers: what the scaling figures need (docs/distributed.md). CPU seconds over
-    # the wall time is how many cores the shards kept busy, whatever else the machine ran.
-    cpu_seconds = played.pop("cpu_seconds")  # of the processes playing the shards, summed over shards
-    extra = {"shards": len(jobs), "shard_cpu_seconds": cpu_seconds} if pool.sharded else {}
-    if not pool.local:
-        extra["ray_startup_seconds"] = pool.startup_seconds
-    if getattr(rules, "option_bits", 0):  # (the rulebook's results read as before the options existed)
-        extra["rules"] = rules.ruleset
+    extra = _context(pool, len(jobs), played.pop("cpu_seconds"), rules)
     return ArenaResult(names=names, players=players, seed=seed, wall_seconds=wall, rounds=getattr(rules, "rounds", 1),
                        turn_cap=rules.turn_cap, rated=bool(rate), extra=extra, batch_games=min(shard, total),
                        game=game.name, **played)
+
+
+def _context(pool: Workers, shards: int, cpu_seconds: float, rules) -> dict:
+    """ArenaResult.extra: with workers, what the scaling figures need (docs/distributed.md:
+    CPU seconds inside the shards over the wall time is how many cores they kept busy,
+    whatever else the machine ran) and Ray's start-up; the ruleset unless the rulebook's
+    (whose results read as before the options existed)."""
+    extra = {"shards": shards, "shard_cpu_seconds": cpu_seconds} if pool.sharded else {}
+    if not pool.local:
+        extra["ray_startup_seconds"] = pool.startup_seconds
+    if getattr(rules, "option_bits", 0):
+        extra["rules"] = rules.ruleset
+    return extra
 
 
 def _checked(game: Game, players, games, seed, rules, turn_cap, batch_size) -> tuple[int, int, object]:

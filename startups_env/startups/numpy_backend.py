@@ -314,39 +314,9 @@ class NumpyBackend:
         b = self.batch_size
         every_draw, every_grab = any_draw == b, any_grab == b
         if any_draw and not self._market_row:  # (on a market row a draw is free)
-            # Lay 1 coin on every market card of companies whose chip the drawer lacks, i.e.
-            # of the companies it may take from: the legal take rows (drawers are takers).
-            pay = rows[_TAKE:_KEEP]  # [C, B]
-            if not every_draw:
-                pay = pay & self._per_game(draw)
-            s.market_paid += pay
-            s.market_coins += s.market_count * pay
-            coins[seat] -= queries.draw_cost(s.market_count, pay)
+            self._pay_for_draw(draw, every_draw, rows, coins, seat)
         if any_grab:
-            company = actions - _TAKE_ID  # intp; made 0 where not taking from the market
-            if not every_grab:
-                company *= grab
-            row = self._flat(company)  # flat offset into [C, B] arrays
-            market_head = s.market_head.reshape(-1)
-            head = market_head[row]
-            stamp = s.market_stamp.reshape(-1)[self._flat(company * _SLOTS + head)]
-            gained = queries.card_coins(s.market_paid.reshape(-1)[row], stamp)  # (the take is legal: a card is there)
-            one = _ONE if every_grab else grab
-            if not every_grab:
-                gained *= grab
-            head += one
-            head *= head != _SLOTS  # the ring wraps
-            coins[seat] += gained
-            s.market_coins.reshape(-1)[row] -= gained
-            s.market_count.reshape(-1)[row] -= one
-            market_head[row] = head
-            if every_grab:
-                s.barred[:] = company
-            else:  # (arithmetic select: numpy's where is several times slower on small ints)
-                s.barred += (company - s.barred) * grab
-            s.known.reshape(-1)[seats.base + row] += one  # [cur, company, game]
-            if self._market_row:
-                self._take_from_row(company, grab, seat)
+            company = self._grab(actions, grab, every_grab, seats, coins)
         # The card each game gains (any valid company where none: it gains 0 of it).
         if any_draw:
             card = s.deck.reshape(-1)[self._flat(np.minimum(s.pile_pos, _LAST_CARD))]
@@ -361,6 +331,50 @@ class NumpyBackend:
         else:
             s.hand.reshape(-1)[cell] += take
             s.phase |= take
+
+    def _pay_for_draw(self, draw: np.ndarray, every_draw: bool, rows: np.ndarray, coins: np.ndarray, seat) -> None:
+        """The drawers' coins onto the market (``coins``: the flat view of State.coins)."""
+        s = self.state
+        # Lay 1 coin on every market card of companies whose chip the drawer lacks, i.e.
+        # of the companies it may take from: the legal take rows (drawers are takers).
+        pay = rows[_TAKE:_KEEP]  # [C, B]
+        if not every_draw:
+            pay = pay & self._per_game(draw)
+        s.market_paid += pay
+        s.market_coins += s.market_count * pay
+        coins[seat] -= queries.draw_cost(s.market_count, pay)
+
+    def _grab(self, actions: np.ndarray, grab: np.ndarray, every_grab: bool, seats: _Seats,
+              coins: np.ndarray) -> np.ndarray:
+        """Take a market card, with its coins, where ``grab`` is set; returns the company
+        taken (0 where none)."""
+        s = self.state
+        seat = seats.cell
+        company = actions - _TAKE_ID  # intp; made 0 where not taking from the market
+        if not every_grab:
+            company *= grab
+        row = self._flat(company)  # flat offset into [C, B] arrays
+        market_head = s.market_head.reshape(-1)
+        head = market_head[row]
+        stamp = s.market_stamp.reshape(-1)[self._flat(company * _SLOTS + head)]
+        gained = queries.card_coins(s.market_paid.reshape(-1)[row], stamp)  # (the take is legal: a card is there)
+        one = _ONE if every_grab else grab
+        if not every_grab:
+            gained *= grab
+        head += one
+        head *= head != _SLOTS  # the ring wraps
+        coins[seat] += gained
+        s.market_coins.reshape(-1)[row] -= gained
+        s.market_count.reshape(-1)[row] -= one
+        market_head[row] = head
+        if every_grab:
+            s.barred[:] = company
+        else:  # (arithmetic select: numpy's where is several times slower on small ints)
+            s.barred += (company - s.barred) * grab
+        s.known.reshape(-1)[seats.base + row] += one  # [cur, company, game]
+        if self._market_row:
+            self._take_from_row(company, grab, seat)
+        return company
 
     def _apply_put(self, put: np.ndarray, actions: np.ndarray, seats: _Seats, every: bool) -> np.ndarray:
         """Put a card down and end the turn where ``put`` is set; returns the games whose
