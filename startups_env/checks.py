@@ -30,3 +30,23 @@ def check_seed(seed, *, none_ok: bool = True, sequence_ok: bool = True, generato
                                    ("a numpy.random.SeedSequence", sequence_ok),
                                    ("a numpy.random.Generator", generator_ok)) if ok]
     raise ValueError(f"seed must be {' or '.join(kinds)}, got {seed!r}")
+
+
+def game_indices(games, batch_size: int) -> np.ndarray:
+    """``games`` as intp indices of distinct games of a batch of ``batch_size`` (what every
+    simulator's ``reset_games`` takes), or a ValueError naming what it got."""
+    idx = np.asarray(games)
+    if idx.dtype == bool or not np.issubdtype(idx.dtype, np.integer) or idx.ndim != 1:
+        raise ValueError(f"games must be a 1-d int array of game indices, got {games!r}")
+    if idx.size and (idx.min() < 0 or idx.max() >= batch_size or np.unique(idx).size != idx.size):
+        raise ValueError(f"games must be distinct indices in [0, {batch_size}), got {idx[:10].tolist()}")
+    return idx.astype(np.intp)
+
+
+def active_games(active, batch_size: int) -> np.ndarray:
+    """A step's ``active`` as bool[batch_size] (where False, the game waits), or a
+    ValueError naming what it got."""
+    active = np.asarray(active)
+    if active.dtype != bool or active.shape != (batch_size,):
+        raise ValueError(f"active must be a bool array of shape [{batch_size}], got {active.dtype} {list(active.shape)}")
+    return active

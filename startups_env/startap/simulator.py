@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from startups_env.checks import check_seed, is_int
+from startups_env.checks import active_games, check_seed, game_indices, is_int
 from startups_env.startap import moves
 from startups_env.startap.cards import NUM_INCIDENTS, NUM_OPPORTUNITIES, NUM_PROJECTS
 from startups_env.startap.engine import start_turn
@@ -127,12 +127,7 @@ class Simulator:
 
     def reset_games(self, games, *, num_players=None) -> None:
         """Deal fresh games in ``games`` (distinct indices) only; others are untouched."""
-        idx = np.asarray(games)
-        if idx.dtype == bool or not np.issubdtype(idx.dtype, np.integer) or idx.ndim != 1:
-            raise ValueError(f"games must be a 1-d int array of game indices, got {games!r}")
-        if idx.size and (idx.min() < 0 or idx.max() >= self.batch_size or np.unique(idx).size != idx.size):
-            raise ValueError(f"games must be distinct indices in [0, {self.batch_size}), got {idx[:10].tolist()}")
-        idx = idx.astype(np.intp)
+        idx = game_indices(games, self.batch_size)
         players = self._players(self.state.num_players[idx] if num_players is None else num_players, idx.size)
         if idx.size:
             self._deal(idx, players, self.shuffled_decks(idx.size))
@@ -160,12 +155,7 @@ class Simulator:
             raise ValueError(f"actions must have shape [{b}] (one per game), got {list(arr.shape)}")
         if arr.dtype.kind not in "iu":
             raise ValueError(f"actions must be integers, got dtype {arr.dtype}")
-        if active is None:
-            act = np.ones(b, bool)
-        else:
-            act = np.asarray(active)
-            if act.dtype != bool or act.shape != (b,):
-                raise ValueError(f"active must be a bool array of shape [{b}], got {act.dtype} {list(act.shape)}")
+        act = np.ones(b, bool) if active is None else active_games(active, b)
         g = np.flatnonzero(act & ~self.state.done)
         a = arr[g].astype(np.int64)
         bad = (a < 0) | (a >= NUM_ACTIONS)

@@ -20,7 +20,7 @@ from dataclasses import fields
 
 import numpy as np
 
-from startups_env.checks import check_seed, is_int
+from startups_env.checks import active_games, check_seed, game_indices, is_int
 from startups_env.startups import queries
 from startups_env.startups.backend import BACKENDS, backend_class, default_backend, numba_available, resolve_backend
 from startups_env.startups.rules import (
@@ -278,11 +278,7 @@ class Simulator:
 
     def _check_active(self, active) -> np.ndarray:
         """``step``'s ``active`` as a bool[B] array, or a ValueError naming what it got."""
-        active = np.asarray(active)
-        if active.dtype != bool or active.shape != (self.batch_size,):
-            raise ValueError(f"active must be a bool array of shape [{self.batch_size}], got "
-                             f"{active.dtype} {list(active.shape)}")
-        return active
+        return active_games(active, self.batch_size)
 
     def _check_actions(self, actions) -> np.ndarray:
         arr = np.asarray(actions)
@@ -460,12 +456,7 @@ class Simulator:
         """Deal fresh games (decks shuffled from the generator) in the selected games only;
         the other games are untouched. num_players: an int or int[len(games)] of new table
         sizes for them (default: keep each game's size)."""
-        idx = np.asarray(games)
-        if idx.dtype == bool or not np.issubdtype(idx.dtype, np.integer) or idx.ndim != 1:
-            raise ValueError(f"games must be a 1-d int array of game indices, got {games!r}")
-        if idx.size and (idx.min() < 0 or idx.max() >= self.batch_size or np.unique(idx).size != idx.size):
-            raise ValueError(f"games must be distinct indices in [0, {self.batch_size}), got {idx[:10].tolist()}")
-        idx = idx.astype(np.intp)
+        idx = game_indices(games, self.batch_size)
         if num_players is not None:
             self.state.num_players[idx] = self._validate_num_players(num_players, idx.size)
         if idx.size:
