@@ -251,6 +251,22 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
             super().step(action)
 
 
+
+def begin_game(env) -> None:
+    """PettingZoo's per-game bookkeeping of an AEC env whose one game ``env.sim`` has just
+    been dealt: every agent in, no rewards or flags yet, the seat to act selected (both
+    games' envs start a game so)."""
+    env.agents = env.possible_agents[:]
+    env.rewards = dict.fromkeys(env.agents, 0.0)
+    env._cumulative_rewards = dict.fromkeys(env.agents, 0.0)
+    env.terminations = dict.fromkeys(env.agents, False)
+    env.truncations = dict.fromkeys(env.agents, False)
+    env.infos = {agent: {} for agent in env.agents}
+    env.agent_selection = env.possible_agents[int(env.sim.state.current[0])]
+    env._has_game = True
+    if env.render_mode == "human":
+        env.render()
+
 class raw_env(AECEnv):
     """Startups as an unwrapped PettingZoo ``AECEnv`` (see the module docstring).
 
@@ -346,16 +362,7 @@ class raw_env(AECEnv):
         self.sim.reset(seed=seed, decks=decks)
         if self._history is not None:
             self._history.reset()
-        self.agents = self.possible_agents[:]
-        self.rewards = dict.fromkeys(self.agents, 0.0)
-        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
-        self.terminations = dict.fromkeys(self.agents, False)
-        self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {agent: {} for agent in self.agents}
-        self.agent_selection = self.possible_agents[int(self.sim.state.current[0])]
-        self._has_game = True
-        if self.render_mode == "human":
-            self.render()
+        begin_game(self)
 
     def _check_deck(self, deck) -> np.ndarray:
         arr = np.asarray(deck)

@@ -44,9 +44,9 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from startups_env.envs.aec import begin_game
 from startups_env.startap import cards as C
-from startups_env.startap.observe import observation_bounds
-from startups_env.startap.observe import OBS_DIM, observe
+from startups_env.startap.observe import OBS_DIM, observation_bounds, observe
 from startups_env.startap.rules import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, PHASE_NAMES, Rules, action_to_string
 from startups_env.startap.simulator import Simulator
 
@@ -100,16 +100,7 @@ class raw_env(AECEnv):
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Deal a new game; ``seed`` re-seeds the shuffles (None: keep the generator)."""
         self.sim.reset(seed=seed)
-        self.agents = self.possible_agents[:]
-        self.rewards = dict.fromkeys(self.agents, 0.0)
-        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
-        self.terminations = dict.fromkeys(self.agents, False)
-        self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {agent: {} for agent in self.agents}
-        self.agent_selection = self.possible_agents[int(self.sim.state.current[0])]
-        self._has_game = True
-        if self.render_mode == "human":
-            self.render()
+        begin_game(self)
 
     def _require_game(self, call: str) -> None:
         if not self._has_game:
