@@ -21,7 +21,7 @@ from startups_env.startups.simulator import Simulator
 from startups_env.startups.state import public_state
 from startups_env.train import exit as exit_run
 from startups_env.train.common import atomic_save
-from startups_env.train.distill import collect_shard
+from startups_env.train.distill import collect_shard, policy_targets
 
 TINY = ["--rounds", "2", "--round-games", "6", "--shard-games", "3", "--players", "3,5",
         "--teacher", "search[determinizations=4;halving_rounds=0]", "--styles", "greedy,banker",
@@ -169,3 +169,63 @@ def test_the_search_ranks_its_candidates_by_its_prior(tmp_path):
     atomic_save(checkpoint_dict(model), str(tmp_path / "p.pt"))
     bot = build_agent(f"search[prior=ppo:{tmp_path / 'p.pt'};max_candidates=3]", seed=1)
     assert bot.prior is not None and build_agent("search[prior=greedy]").prior is None
+
+
+def test_the_search_values_every_action_it_searched():
+    sim = Simulator(Rules(num_players=4), 12, seed=4)
+    search = SearchAgent(seed=2, determinizations=4, halving_rounds=1)
+    log = History(12)
+    valued_choices = 0
+    for _ in range(8):
+        state = sim.state
+        obs, mask = observe(state), sim.legal_mask()
+        actions = search.act(obs, mask, public=public_state(state, state.current), history=log)
+        values = search.last_values
+        assert values.shape == mask.shape
+        searched = ~np.isnan(values)
+        assert not (searched & ~mask).any(), "only legal actions have values"
+        choice = mask.sum(axis=1) > 1
+        assert not searched[~choice].any(), "a forced move is not searched"
+        assert searched[choice].sum(axis=1).min(initial=2) >= 2
+        assert ((values[searched] >= 0) & (values[searched] <= 1)).all()
+        assert searched[choice, actions[choice]].all(), "the choice was searched"
+        valued_choices += int(choice.sum())
+        log.record(state, actions)
+        sim.step(actions)
+    assert valued_choices > 20
+
+
+def test_shards_carry_the_search_values_and_the_fit_mixes_them_with_the_choice():
+    teacher = SearchAgent(seed=1, determinizations=4, halving_rounds=0)
+    data = collect_shard(teacher, "greedy", games=6, players=(4,), seed=3)
+    assert data["values"].shape == data["mask"].shape and data["values"].dtype == np.float16
+    choice = data["mask"].sum(axis=1) > 1
+    assert (~np.isnan(data["values"][choice])).sum(axis=1).min() >= 2
+    targets = policy_targets(data, 0.5, 0.03)
+    assert np.allclose(targets.sum(axis=1), 1.0) and (targets[~data["mask"]] == 0).all()
+    rows = np.arange(targets.shape[0])
+    assert (targets[rows, data["action"]] >= 0.5 - 1e-6).all(), "half the target stays on the teacher's choice"
+    assert (targets[~choice].max(axis=1) == 1.0).all(), "a forced move's target is that move"
+    # A hand-made decision: values 0.5 and 0.47 at temperature 0.03 weigh e:1.
+    tiny = {"values": np.array([[0.5, 0.47, np.nan]]), "mask": np.array([[True, True, True]]), "action": np.array([1])}
+    expected = 0.5 * np.array([np.e, 1.0, 0.0]) / (np.e + 1.0) + 0.5 * np.array([0.0, 1.0, 0.0])
+    assert np.allclose(policy_targets(tiny, 0.5, 0.03), expected, atol=1e-6)
+    assert np.allclose(policy_targets(tiny, 0.0, 0.03), [[0.0, 1.0, 0.0]])
+    with pytest.raises(ValueError, match="temperature"):
+        policy_targets(tiny, 0.5, 0.0)
+    with pytest.raises(ValueError, match="values"):
+        policy_targets({k: v for k, v in tiny.items() if k != "values"}, 0.5, 0.03)
+
+
+def test_runs_started_before_value_labels_resume_as_choice_only(tmp_path, capsys):
+    out = tmp_path / "x"
+    assert run(out, "--rounds", "1", "--value-weight", "0") == 0
+    settings = json.loads((out / "settings.json").read_text())
+    for key in ("value_weight", "value_temperature"):  # as an older run wrote it
+        del settings[key]
+    (out / "settings.json").write_text(json.dumps(settings))
+    assert run(out, "--rounds", "1", "--value-weight", "0.5") == 2
+    assert "value-weight 0.0 (now 0.5)" in capsys.readouterr().err
+    assert run(out, "--rounds", "2", "--value-weight", "0") == 0
+    assert exit_run.main(["--out", str(tmp_path / "y"), *TINY, "--value-weight", "2"]) == 2
+    assert "--value-weight must be in [0, 1]" in capsys.readouterr().err

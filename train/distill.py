@@ -57,7 +57,7 @@ from startups_env.agents.registry import build_agent, split_names
 
 from startups_env.startups.history import History
 from startups_env.startups.observe import HIDDEN_DIM, SLICES, hidden_observation, observe
-from startups_env.startups.rules import MAX_PLAYERS, MIN_PLAYERS, NUM_COMPANIES, Rules
+from startups_env.startups.rules import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, NUM_COMPANIES, Rules
 from startups_env.startups.simulator import Simulator
 from startups_env.table import act_for_seats
 from startups_env.table.policy import needs_of
@@ -82,7 +82,9 @@ def collect_shard(teacher, opponent: str, games: int, players: tuple[int, ...], 
     value past 255; see :func:`compact`), mask bool[N, 19], action
     int8[N], game int32[N] (the game's index in the shard), won bool[N] (that seat
     won the game) and hands uint8[N, 36] (the other seats' true hands, cards per company
-    by relative seat 1..6: :data:`OTHER_HANDS` of the hidden observation).
+    by relative seat 1..6: :data:`OTHER_HANDS` of the hidden observation); and where the
+    teacher reports its values (the search's ``last_values``), values float16[N, 19]
+    (:func:`teacher_values`).
 
     driver: an Agent that plays the teacher's seat instead, the teacher only labelling
     its decisions (DAgger): the recorded positions are then those a student policy meets
@@ -100,6 +102,8 @@ def collect_shard(teacher, opponent: str, games: int, players: tuple[int, ...], 
     agents = [teacher, build_agent(opponent, seed=int(rng.integers(1 << 31)))]
     log = History(games) if "history" in needs_of(teacher) else None  # the driver's moves are played: logged below
     parts: dict[str, list[np.ndarray]] = {"obs": [], "mask": [], "action": [], "game": [], "hands": []}
+    if hasattr(teacher, "last_values"):
+        parts["values"] = []
     while not sim.done.all():
         state = sim.state
         mine = np.flatnonzero(~state.done & (state.current == hero))
@@ -112,6 +116,8 @@ def collect_shard(teacher, opponent: str, games: int, players: tuple[int, ...], 
         # The other seats' true hands, by relative seat 1..6: the hand-belief head's target.
         hidden = hidden_observation(state.take(mine), hero[mine]) if mine.size else np.zeros((0, HIDDEN_DIM))
         parts["hands"].append(hidden[:, OTHER_HANDS].astype(np.int16))
+        if "values" in parts:
+            parts["values"].append(teacher_values(teacher, mine.size))
         if driver is not None and mine.size:
             actions[mine] = driver.act(obs[mine], mask[mine])
         if log is not None:
@@ -122,6 +128,18 @@ def collect_shard(teacher, opponent: str, games: int, players: tuple[int, ...], 
     won = sim.state.ranks[hero, np.arange(games)] == 0
     data["won"] = won[data["game"]]
     return data
+
+
+def teacher_values(teacher, decisions: int) -> np.ndarray:
+    """float16[decisions, 19]: the teacher's value of each action at the decisions it was
+    just asked (its ``last_values``: the search's), NaN where it searched none."""
+    if decisions == 0:
+        return np.zeros((0, NUM_ACTIONS), np.float16)  # the teacher was not asked: its last_values are older
+    values = np.asarray(teacher.last_values)
+    if values.shape != (decisions, NUM_ACTIONS):
+        raise ValueError(f"teacher {teacher.name!r} gave last_values of shape {list(values.shape)} for "
+                         f"{decisions} decisions")
+    return values.astype(np.float16)
 
 
 def compact(values: np.ndarray) -> np.ndarray:
@@ -190,7 +208,8 @@ def load_shards(paths: list[str], keys: tuple[str, ...] = SHARD_KEYS) -> dict[st
 
 
 def fit(data: dict[str, np.ndarray], hidden: list[int], epochs: int, learning_rate: float = 1e-3,
-        batch_size: int = 512, seed: int = 0, log=print) -> tuple[ActorCritic, dict[str, float]]:
+        batch_size: int = 512, seed: int = 0, log=print, value_weight: float = 0.0,
+        value_temperature: float = 0.03) -> tuple[ActorCritic, dict[str, float]]:
     """Behaviour cloning of ``data`` (see :func:`load_shards`) into a new greedy-prior
     :class:`ActorCritic`; prints held-out accuracy per epoch through ``log``. Returns the
     model and its held-out figures: ``accuracy`` (the policy's most likely action is the
@@ -198,7 +217,9 @@ def fit(data: dict[str, np.ndarray], hidden: list[int], epochs: int, learning_ra
 
     Where ``data`` holds ``hands`` (the other seats' true hands), the network gets a
     hand-belief head fitted to them too (squared error in cards), and the figures add
-    ``belief_error``: its held-out mean absolute error in cards per entry."""
+    ``belief_error``: its held-out mean absolute error in cards per entry. value_weight
+    and value_temperature: the policy's target mixes the teacher's choice with its action
+    ``values`` (:func:`policy_targets`); 0: the choice alone."""
     rng = np.random.default_rng(seed)
     hands = torch.from_numpy(data["hands"].astype(np.float32)) if "hands" in data else None
     model = ActorCritic(hidden=hidden, features=True, greedy_prior=True, belief=hands is not None,
@@ -206,18 +227,14 @@ def fit(data: dict[str, np.ndarray], hidden: list[int], epochs: int, learning_ra
     obs = torch.from_numpy(data["obs"].astype(np.float32))
     mask = torch.from_numpy(data["mask"])
     action = torch.from_numpy(data["action"].astype(np.int64))
+    targets = None if not value_weight else torch.from_numpy(policy_targets(data, value_weight, value_temperature))
     # The critic learns the teacher's return under the simulator's "win" reward (+1 for a
     # win, -1/(N-1) otherwise), the scheme of the PPO runs this policy starts.
     players = data["obs"][:, SLICES["num_players"]].argmax(axis=1) + MIN_PLAYERS
     returns = torch.from_numpy(np.where(data["won"], 1.0, -1.0 / (players - 1)).astype(np.float32))
     with torch.no_grad():
         x, prior = model.inputs(obs)  # no learned parameters: computed once
-    games = np.unique(data["game"])
-    held_out = np.isin(data["game"], rng.choice(games, max(1, games.size // 10), replace=False))
-    choice = data["mask"].sum(axis=1) > 1  # single-action decisions teach nothing
-    train_rows, val_rows = np.flatnonzero(choice & ~held_out), np.flatnonzero(choice & held_out)
-    if train_rows.size == 0:
-        raise ValueError("no decisions with a choice to learn from")
+    train_rows, val_rows = split_rows(data, rng)
     greedy = greedy_actions(features(data["obs"][val_rows].astype(np.float32)), data["mask"][val_rows])
     report = {"decisions": float(train_rows.size), "accuracy": float("nan"),
               "greedy_agreement": float(np.mean(greedy == data["action"][val_rows])) if val_rows.size else float("nan")}
@@ -234,7 +251,8 @@ def fit(data: dict[str, np.ndarray], hidden: list[int], epochs: int, learning_ra
                 group["lr"] = learning_rate * (1.0 - step / total)
             rows = torch.from_numpy(order[start:start + batch_size])
             logits, value = model.heads(x[rows], prior[rows], mask[rows])
-            loss = F.cross_entropy(logits, action[rows]) + 0.5 * F.mse_loss(value, returns[rows])
+            loss = (policy_loss(logits, action[rows], None if targets is None else targets[rows])
+                    + 0.5 * F.mse_loss(value, returns[rows]))
             if hands is not None:
                 loss = loss + 0.1 * F.mse_loss(model.belief_counts(x[rows]), hands[rows])
             optimizer.zero_grad()
@@ -248,6 +266,47 @@ def fit(data: dict[str, np.ndarray], hidden: list[int], epochs: int, learning_ra
                 f"cross-entropy {report['cross_entropy']:.3f}{belief}")
     model.eval()
     return model, report
+
+
+def split_rows(data: dict[str, np.ndarray], rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """(training rows, held-out rows): the decisions with a choice (single-action ones
+    teach nothing), one game in ten held out. ValueError where none is left to train on."""
+    games = np.unique(data["game"])
+    held_out = np.isin(data["game"], rng.choice(games, max(1, games.size // 10), replace=False))
+    choice = data["mask"].sum(axis=1) > 1
+    train_rows, val_rows = np.flatnonzero(choice & ~held_out), np.flatnonzero(choice & held_out)
+    if train_rows.size == 0:
+        raise ValueError("no decisions with a choice to learn from")
+    return train_rows, val_rows
+
+
+def policy_targets(data: dict[str, np.ndarray], value_weight: float, temperature: float) -> np.ndarray:
+    """float32[N, 19]: the policy's target at each decision: ``value_weight`` of
+    ``softmax(values / temperature)`` over the actions the teacher valued, and the rest on
+    the teacher's choice (all of it where the teacher valued none). ValueError where
+    ``data`` has no ``values`` or the settings are out of range."""
+    if "values" not in data:
+        raise ValueError("a fit to the teacher's values needs shards with values (labelled by the search)")
+    if not 0.0 <= value_weight <= 1.0 or temperature <= 0.0:
+        raise ValueError(f"value weight must be in [0, 1] and temperature > 0, got {value_weight}, {temperature}")
+    values = data["values"].astype(np.float64)
+    valued = ~np.isnan(values) & data["mask"]
+    scaled = np.where(valued, values, -np.inf) / temperature
+    peak = np.max(scaled, axis=1, keepdims=True)
+    weights = np.where(valued, np.exp(scaled - np.where(np.isfinite(peak), peak, 0.0)), 0.0)
+    total = weights.sum(axis=1, keepdims=True)
+    soft = np.divide(weights, total, out=np.zeros_like(weights), where=total > 0)
+    choice = np.eye(values.shape[1])[data["action"].astype(np.intp)]
+    share = np.where(total > 0, value_weight, 0.0)
+    return (share * soft + (1.0 - share) * choice).astype(np.float32)
+
+
+def policy_loss(logits: torch.Tensor, action: torch.Tensor, targets: torch.Tensor | None) -> torch.Tensor:
+    """Cross-entropy of the (masked) policy logits with the teacher's choices ``action``,
+    or with the soft ``targets`` (:func:`policy_targets`) where given."""
+    if targets is None:
+        return F.cross_entropy(logits, action)
+    return -(targets * F.log_softmax(logits, dim=1)).sum(dim=1).mean()
 
 
 def held_out_figures(model: ActorCritic, x: torch.Tensor, prior: torch.Tensor, mask: torch.Tensor,

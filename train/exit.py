@@ -18,8 +18,10 @@ meets, the network is fitted to those labels, and the new network is measured.
    recorded beside them. Shards of ``--shard-games`` games go to ``data/``, each written
    atomically as soon as it is played (:mod:`startups_env.train.distill`'s labelling);
 3. *fit*: a new network on every round's data so far (:func:`startups_env.train.distill.fit`):
-   the policy to the teacher's choices, the value to the games' outcomes, the hand-belief
-   head to the true hands; written atomically to ``policy.pt`` (weights only, a policy
+   the policy to the teacher's choices mixed with its action values (``--value-weight``
+   of ``softmax(values / --value-temperature)``: the search values every candidate, and
+   how much better its choice is than the others teaches more than the choice alone), the
+   value to the games' outcomes, the hand-belief head to the true hands; written atomically to ``policy.pt`` (weights only, a policy
    file that loads as ``ppo:PATH``) and copied to ``OUT/policy.pt``;
 4. *evaluation*: the network against ``players - 1`` copies of each ``--eval-opponents``
    bot (seat-rotated duplicate games, the same deals every round), to ``round.json``.
@@ -68,7 +70,9 @@ from .distill import SHARD_KEYS, fit, label_shard, load_shards, save_shard, shar
 EXIT_KEYS = SHARD_KEYS + ("hands",)
 #: The settings that shape a run's data and networks: a resumed run must repeat them.
 FIXED_SETTINGS = ("seed", "round_games", "shard_games", "players", "teacher", "styles", "hidden", "epochs",
-                  "learning_rate", "eval_players")
+                  "learning_rate", "eval_players", "value_weight", "value_temperature")
+#: What a run's settings.json written before a setting existed meant by it.
+EARLIER_DEFAULTS = {"value_weight": 0.0, "value_temperature": 0.03}
 
 
 def round_dir(out: str, index: int) -> str:
@@ -139,9 +143,10 @@ def fit_round(args, index: int) -> tuple[str, dict, float]:
     started = time.perf_counter()
     paths = [path for k in range(index + 1)
              for path in sorted(glob.glob(os.path.join(round_dir(args.out, k), "data", "shard_*.npz")))]
-    data = load_shards(paths, EXIT_KEYS)
+    data = load_shards(paths, EXIT_KEYS + (("values",) if args.value_weight else ()))
     model, report = fit(data, hidden_sizes(args.hidden), args.epochs, args.learning_rate,
-                        seed=round_seed(args.seed, index), log=lambda line: print(f"  {line}", flush=True))
+                        seed=round_seed(args.seed, index), log=lambda line: print(f"  {line}", flush=True),
+                        value_weight=args.value_weight, value_temperature=args.value_temperature)
     path = os.path.join(round_dir(args.out, index), "policy.pt")
     atomic_save(checkpoint_dict(model, kind="policy", round=index, args=settings_of(args), fit=report,
                                 git_revision=git_revision(),
@@ -255,6 +260,7 @@ def check_settings(args) -> None:
         return
     with open(path) as f:
         saved = json.load(f)
+    saved = {**EARLIER_DEFAULTS, **saved}
     differ = sorted(key for key in FIXED_SETTINGS if saved.get(key) != mine.get(key))
     if differ:
         raise ValueError(f"{args.out} holds a run with other settings: "
@@ -269,6 +275,9 @@ def check_args(args) -> None:
     for name in ("rounds", "round_games", "shard_games", "epochs"):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    if not 0.0 <= args.value_weight <= 1.0 or args.value_temperature <= 0.0:
+        raise ValueError(f"--value-weight must be in [0, 1] and --value-temperature > 0, got "
+                         f"{args.value_weight} and {args.value_temperature}")
     if args.eval_games < 0 or args.eval_shard_games < 1:
         raise ValueError("--eval-games must be >= 0 and --eval-shard-games >= 1")
     if not 2 <= args.eval_players <= 7:
@@ -293,6 +302,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--hidden", default="128,128", help="widths of the network's hidden layers")
     parser.add_argument("--epochs", type=int, default=20, help="passes over all rounds' decisions a fit")
     parser.add_argument("--learning-rate", type=float, default=1e-3, help="Adam learning rate (decays linearly to 0)")
+    parser.add_argument("--value-weight", type=float, default=0.5,
+                        help="share of the policy's target on the teacher's action values, softmax(values / "
+                             "temperature); the rest on its choice (0: the choice alone)")
+    parser.add_argument("--value-temperature", type=float, default=0.03,
+                        help="temperature of that softmax, in the teacher's value units (the search's: a soft chance "
+                             "of winning, 0-1)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the games, the fits and the evaluations")
     parser.add_argument("--eval-games", type=int, default=2000, help="evaluation games per opponent a round (0: none)")
     parser.add_argument("--eval-opponents", default="greedy", help="bots the network is evaluated against")

@@ -93,6 +93,7 @@ class SearchAgent(Agent):
         self.prior = prior
         self.backend = search_backend(config.backend)
         self.rollouts = Rollouts(config, self.rules, self.backend, self.rollout_policy)
+        self.last_values = np.zeros((0, NUM_ACTIONS))  # (see act)
 
     def seed(self, seed: int | None) -> None:
         super().seed(seed)
@@ -102,7 +103,12 @@ class SearchAgent(Agent):
     def act(self, obs, mask, *, public=None, history: History | None = None):
         """public: ``startups_env.startups.state.public_state(state, seats)`` of the same games;
         history: their :class:`~startups_env.startups.history.History` (required where the search
-        reads hands, ``config.reads_hands``; ignored otherwise)."""
+        reads hands, ``config.reads_hands``; ignored otherwise).
+
+        After each call, ``last_values`` (float[B, 19]) holds the search's value of each
+        action it searched, for the mover (the mean over the worlds it met of the rollouts'
+        returns; for a take searched as whole turns, its best turn), NaN elsewhere and in
+        games with a single legal action: what expert iteration fits beside the choice."""
         obs, mask = check_act_inputs(obs, mask)
         if public is None or not isinstance(public, State) or public.batch_size != obs.shape[0]:
             raise ValueError("search needs public=startups_env.startups.state.public_state(state, seats) for the same games")
@@ -115,6 +121,7 @@ class SearchAgent(Agent):
                 raise ValueError("history must be the startups_env.startups.history.History of the same games "
                                  "(history.take(games))")
         choice = mask.argmax(axis=1).astype(np.int64)  # the only legal action where there is one
+        self.last_values = np.full(mask.shape, np.nan)
         open_games = np.flatnonzero(mask.sum(axis=1) > 1)
         if open_games.size:
             public = public.take(open_games)
@@ -124,7 +131,9 @@ class SearchAgent(Agent):
             if self.config.greedy_anchor:
                 best = best_legal(self._prior_scores(obs[open_games], mask[open_games]).T, mask[open_games])
                 favored = PLAN_FIRST[None, :] == best[:, None]
-            choice[open_games] = PLAN_FIRST[self._search(public, plans, log, favored)]
+            plan, plan_values = self._search(public, plans, log, favored)
+            choice[open_games] = PLAN_FIRST[plan]
+            self.last_values[open_games] = action_values(plan_values)
         return choice
 
     def _candidates(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -189,13 +198,16 @@ class SearchAgent(Agent):
         round costs about the same. After each round (and halfway through the first),
         candidates that trail the leader clearly (``race_z``: :func:`_clear_losers`) drop
         out too, and a game stops where one candidate is left. ``favored`` (bool[n,
-        NUM_PLANS], optional): plans whose value counts ``greedy_anchor`` more."""
+        NUM_PLANS], optional): plans whose value counts ``greedy_anchor`` more. Returns (the
+        best plan int[n], and each plan's mean value over the worlds it met float[n,
+        NUM_PLANS], the anchor's bonus left out, NaN for plans not searched)."""
         config = self.config
         seat = public.current.astype(np.intp)
         alive = candidates.copy()
         count = alive.sum(axis=1)
         # Summed values (bonus included); all surviving candidates of a game have met the same worlds.
         sums = np.zeros(alive.shape)
+        met = np.zeros(alive.shape)  # worlds each plan met
         bonus = None if favored is None else config.greedy_anchor * favored
         worlds = self._worlds(public)
         pool = None if log is None else self._hand_hypotheses(public, seat, worlds, log)
@@ -216,15 +228,18 @@ class SearchAgent(Agent):
                 if bonus is not None:
                     outcomes = outcomes._replace(value=outcomes.value + bonus[outcomes.game, outcomes.plan])
                 rounds.append(outcomes)
-                sums += np.bincount(outcomes.game * NUM_PLANS + outcomes.plan, weights=outcomes.value,
-                                    minlength=sums.size).reshape(sums.shape)
+                flat = outcomes.game * NUM_PLANS + outcomes.plan
+                sums += np.bincount(flat, weights=outcomes.value, minlength=sums.size).reshape(sums.shape)
+                met += np.bincount(flat, minlength=sums.size).reshape(sums.shape)
             if round_ends:  # keep the better half (rounded up) of each game's candidates
                 halve = np.flatnonzero(live & (round_ < last))
                 rank = _descending_rank(np.where(alive[halve], sums[halve], -np.inf))
                 alive[halve] &= rank < -(-count[halve] // 2)[:, None]
             if config.race_z and rounds:
                 alive &= ~_clear_losers(rounds, alive, sums, config.race_z)
-        return np.where(alive, sums, -np.inf).argmax(axis=1).astype(np.int64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values = np.where(met > 0, sums / np.maximum(met, 1), np.nan) - (0.0 if bonus is None else bonus)
+        return np.where(alive, sums, -np.inf).argmax(axis=1).astype(np.int64), values
 
     def _hand_hypotheses(self, public: State, seat: np.ndarray, worlds: np.ndarray, log: History) -> WorldPool | None:
         """:func:`.inference.hand_hypotheses` of the games of ``public`` (seen by ``seat``,
@@ -329,6 +344,14 @@ class Outcomes(NamedTuple):
     plan: np.ndarray
     world: np.ndarray
     value: np.ndarray
+
+
+def action_values(plan_values: np.ndarray) -> np.ndarray:
+    """float[n, NUM_ACTIONS]: each action's value, the best of the plans (float[n,
+    NUM_PLANS], NaN where not searched) that start with it; NaN where none was searched."""
+    best = np.full((plan_values.shape[0], NUM_ACTIONS), -np.inf)
+    np.maximum.at(best, (slice(None), PLAN_FIRST), np.nan_to_num(plan_values, nan=-np.inf))
+    return np.where(np.isfinite(best), best, np.nan)
 
 
 def _clear_losers(rounds: list[Outcomes], alive: np.ndarray, sums: np.ndarray, z: float) -> np.ndarray:
