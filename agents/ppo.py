@@ -109,9 +109,11 @@ def derived_features(obs: torch.Tensor) -> torch.Tensor:
     chips = obs[:, SLICES["chips"]].reshape(-1, c, p)
     mine = hand + port[:, 0]
     others = port[:, 1:] + known[:, 1:]
-    best_other = others.max(dim=1).values
+    # amax, not max(dim): max also finds the indices, on a thread pool that costs a single
+    # decision milliseconds whenever the cores are busy.
+    best_other = torch.amax(others, dim=1)
     margin = mine - best_other
-    port_lead = port[:, 0] - port[:, 1:].max(dim=1).values
+    port_lead = port[:, 0] - torch.amax(port[:, 1:], dim=1)
     blocks = [mine / 5, best_other / 5, margin / 3, torch.sign(margin), others.sum(dim=1) / 10, port_lead / 3,
               obs[:, SLICES["unseen"]] / 5, chips[:, :, 0], chips[:, :, 1:].sum(dim=2)]
     return torch.cat(blocks, dim=1)
