@@ -18,6 +18,8 @@ and every reset included:
     search_speedup players=4 numba_over_numpy=...  numpy's time per search decision over numba's: the median of
                                                   the ratios of runs on the same decisions, each call asked of
                                                   both backends in turn
+    network players=4 bot=exit batch=1 ms_per_decision=...   each network bot of ``--networks`` asked one
+                                                  decision at a time (a single game's pace), per decision
     observe B=4096 players=4 obs_per_s=...        observe.observe() of the player to act, B games at once
     state_bytes_per_game=...                      the numpy State of one game (Simulator caches excluded)
 
@@ -45,7 +47,7 @@ import time
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
-from startups_env.agents.registry import make_agent
+from startups_env.agents.registry import make_agent, split_names
 
 from startups_env.envs.aec import OrderEnforcing
 from startups_env.envs.aec import env as make_env
@@ -215,16 +217,16 @@ def observe_rate(players: int, batch_size: int, seconds: float, seed: int = 0) -
     return _timed(run_chunk, seconds)
 
 
-class _RecordedSearch:
-    """The search bot at seat 0, keeping the arguments of each call of its ``act``."""
+class _Recorded:
+    """A bot (at seat 0), keeping the arguments of each call of its ``act``."""
 
-    def __init__(self, search):
-        self.search, self.needs, self.name = search, search.needs, search.name
+    def __init__(self, bot):
+        self.bot, self.needs, self.name = bot, bot.needs, bot.name
         self.calls: list[dict] = []
 
     def act(self, obs, mask, **given):
         self.calls.append({"obs": obs.copy(), "mask": mask.copy(), **given})  # (public, history: the table's own copies)
-        return self.search.act(obs, mask, **given)
+        return self.bot.act(obs, mask, **given)
 
 
 def search_decisions(players: int, games: int, seed: int = 0) -> list[dict]:
@@ -234,7 +236,7 @@ def search_decisions(players: int, games: int, seed: int = 0) -> list[dict]:
     history), for :func:`search_seconds_per_decision` to replay."""
 
     sim = Simulator(Rules(num_players=players), batch_size=games, seed=seed)
-    search = _RecordedSearch(make_agent("search", seed=seed))
+    search = _Recorded(make_agent("search", seed=seed))
     Table(sim, [search] + [make_agent("greedy", seed=seed)] * (players - 1)).play()
     return search.calls
 
@@ -260,6 +262,22 @@ def search_seconds_per_decision(decisions: list[dict], seed: int = 0, backends=(
     return {backend: total / count for backend, total in seconds.items()}
 
 
+def network_ms_per_decision(players: int, name: str, games: int = 8, seed: int = 0) -> float:
+    """Milliseconds on the clock per decision of the network bot ``name`` (``exit``,
+    ``ppo``), asked one decision at a time, as a single game or an AEC env asks it: the
+    decisions of seat 0 in ``games`` games of greedy bots (after one untimed call)."""
+    sim = Simulator(Rules(num_players=players), batch_size=games, seed=seed)
+    seat = _Recorded(make_agent("greedy", seed=seed))
+    Table(sim, [seat] + [make_agent("greedy", seed=seed)] * (players - 1)).play()
+    rows = [(call["obs"][i:i + 1], call["mask"][i:i + 1]) for call in seat.calls for i in range(call["obs"].shape[0])]
+    network = make_agent(name, seed=seed)
+    network.act(*rows[0])
+    started = _clock()
+    for obs, mask in rows:
+        network.act(obs, mask)
+    return (_clock() - started) / len(rows) * 1e3
+
+
 def state_bytes_per_game(players: int) -> int:
     return Simulator(Rules(num_players=players), batch_size=1024, seed=0).state.nbytes_per_game()
 
@@ -277,6 +295,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--observe-batch", type=int, default=4096, help="batch size of the observe figure, 0 to skip (default 4096)")
     parser.add_argument("--search-games", type=int, default=None,
                         help="games of the search figure, 0 to skip (default 8, --quick 2)")
+    parser.add_argument("--networks", default="ppo,exit",
+                        help="network bots timed one decision at a time (comma-separated; '' to skip)")
     parser.add_argument("--quick", action="store_true", help="short runs, for a smoke test")
     parser.add_argument("--clock", choices=sorted(_CLOCKS), default="wall",
                         help="wall (default) or cpu: this process's CPU time, steadier on a shared, busy machine")
@@ -370,6 +390,13 @@ def main(argv=None) -> None:
     _print_aec_rates(p, args.seconds, r, backends)
     if args.search_games:
         _print_search_times(p, args.search_games, r, backends)
+    for name in split_names(args.networks):
+        try:
+            value = statistics.median(network_ms_per_decision(p, name, seed=seed) for seed in range(r))
+        except (ImportError, FileNotFoundError, ValueError) as exc:  # no torch, or no weights
+            print(f"network bot={name} skipped: {exc}", flush=True)
+            continue
+        print(f"network players={p} bot={name} batch=1 ms_per_decision={value:.3f}", flush=True)
     if args.observe_batch:
         rate = _median(lambda seed: observe_rate(p, args.observe_batch, args.seconds, seed), r)
         print(f"observe B={args.observe_batch} players={p} obs_per_s={rate}", flush=True)

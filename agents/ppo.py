@@ -48,6 +48,8 @@ DEFAULT_WEIGHTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "weig
 #: The shipped policy of each game (``make_agent("ppo", game=...)``).
 SHIPPED_WEIGHTS = {"startups": DEFAULT_WEIGHTS,
                    "startap": os.path.join(os.path.dirname(DEFAULT_WEIGHTS), "ppo_startap.pt")}
+#: The network of expert iteration (:mod:`startups_env.train.exit`), loaded by ``make_agent("exit")``.
+EXIT_WEIGHTS = os.path.join(os.path.dirname(DEFAULT_WEIGHTS), "exit_startups.pt")
 #: Observation layout signature stored in checkpoints: the declared pieces, in order.
 OBS_LAYOUT = game_by_name(DEFAULT_GAME).obs_layout
 

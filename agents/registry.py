@@ -15,7 +15,8 @@ command-line list of agents a comma outside brackets separates the agents. Value
 read as int, float, true/false, else kept as strings. The names:
 
 * ``random``, ``greedy``, ``banker``, ``hoarder``, ``spoiler``, ``noisy``, ``search``,
-  ``ppo`` (the shipped policy): the built-in bots (:data:`AGENT_NAMES`);
+  ``ppo`` (the shipped policy), ``exit`` (the shipped network of expert iteration; the
+  search guided by it is ``search[prior=exit]``): the built-in bots (:data:`AGENT_NAMES`);
 * ``ppo:PATH``: a checkpoint of ``startups_env.train.selfplay``;
 * ``openspiel:ismcts[...]``, ``openspiel:random``, ``openspiel:MODULE:CALLABLE[...]``:
   OpenSpiel's IS-MCTS, its uniform random bot, or any ``pyspiel.Bot`` an outside factory
@@ -70,7 +71,7 @@ from .base import Agent
 
 #: The built-in bots :func:`make_agent` knows by name (besides ``ppo:PATH``, ``sb3:PATH``
 #: and outside bots, ``module:callable``).
-AGENT_NAMES = ("random", "greedy", "banker", "hoarder", "spoiler", "noisy", "search", "ppo")
+AGENT_NAMES = ("random", "greedy", "banker", "hoarder", "spoiler", "noisy", "search", "ppo", "exit")
 # The bots built from their name alone: name -> (module of this package, class).
 _RULE_BASED = {"random": ("random_agent", "RandomAgent"), "greedy": ("greedy", "GreedyAgent"),
                "banker": ("banker", "BankerAgent"), "hoarder": ("hoarder", "HoarderAgent"),
@@ -209,7 +210,7 @@ def make_agent(name: str, *, seed: int | None = None, game: str = DEFAULT_GAME, 
         if isinstance(kwargs.get("prior"), str):  # a network by name (ppo:PATH); "greedy" is the default
             kwargs["prior"] = None if kwargs["prior"].strip() == "greedy" else make_agent(kwargs["prior"])
         return SearchAgent(seed=seed, **kwargs)
-    if key == "ppo" or key.startswith("ppo:"):
+    if key in ("ppo", "exit") or key.startswith("ppo:"):
         path = key[4:] if key.startswith("ppo:") else None
         if path is not None and not path:
             raise ValueError("agent 'ppo:' needs a checkpoint path after the colon, e.g. 'ppo:runs/x/model.pt'")
@@ -220,6 +221,11 @@ def make_agent(name: str, *, seed: int | None = None, game: str = DEFAULT_GAME, 
             raise ValueError(f"agent {name!r} needs PyTorch, which is not importable here ({exc}); "
                              "install the project's 'train' extra") from exc
 
+        if key == "exit":
+            from .ppo import EXIT_WEIGHTS
+
+            kwargs.setdefault("name", "exit")
+            path = EXIT_WEIGHTS
         return load_ppo_agent(path, seed=seed, **kwargs)
     if key.startswith(OPENSPIEL_PREFIX):
         return _openspiel_agent(key, seed, kwargs)

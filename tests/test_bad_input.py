@@ -289,7 +289,7 @@ def test_simulator_still_takes_every_kind_of_seed():
     assert Simulator(Rules(num_players=4), 2).state.deck.shape == decks[0].shape
 
 
-@pytest.mark.parametrize("name", ["random", "greedy", "banker", "search", "ppo"])
+@pytest.mark.parametrize("name", ["random", "greedy", "banker", "search", "ppo", "exit"])
 def test_agents_refuse_bad_seeds_by_name(name):
     from startups_env.agents import make_agent
 

@@ -21,6 +21,8 @@ def test_the_benchmark_prints_every_figure_per_backend(capsys):
     aec = [line.split(" decisions_per_s=")[0] for line in out.splitlines() if line.startswith("aec")]
     assert aec == [f"aec players=4 backend={backend}" for backend in INSTALLED_BACKENDS] + ["aec_bare players=4"]
     assert re.search(r"^observe B=8 players=4 obs_per_s=\d+$", out, re.M)
+    for network in ("ppo", "exit"):  # the shipped networks, one decision at a time
+        assert re.search(rf"^network players=4 bot={network} batch=1 ms_per_decision=[\d.]+$", out, re.M), out
     assert re.search(r"^state_bytes_per_game=\d+$", out, re.M)
     if "numba" in INSTALLED_BACKENDS:  # numpy's time over numba's (one run each here)
         seconds = {backend: float(re.search(rf"^search players=4 backend={backend} games=1 "

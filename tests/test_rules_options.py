@@ -160,7 +160,7 @@ def test_the_summary_ruleset_scores_both_ways_at_once():
 
 
 # ----------------------------------------------------------------- the bots
-@pytest.mark.parametrize("name", ["random", "greedy", "banker", "hoarder", "spoiler", "noisy", "search", "ppo"])
+@pytest.mark.parametrize("name", ["random", "greedy", "banker", "hoarder", "spoiler", "noisy", "search", "ppo", "exit"])
 def test_every_registry_bot_plays_legal_moves_under_the_summary(name, backend):
     """A few games of the summary's ruleset with the bot in every seat: the table checks
     each move against the legal mask, and the games end."""

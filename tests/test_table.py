@@ -115,7 +115,7 @@ def test_every_built_in_bot_takes_the_protocols_keywords():
         sim.step(actions)
     obs, mask = observe(sim.state), sim.legal_mask()
     public = public_state(sim.state, sim.state.current)
-    for name in ("random", "greedy", "banker", "ppo", "search"):
+    for name in ("random", "greedy", "banker", "ppo", "exit", "search"):
         bot = make_agent(name, seed=1, **(SMALL_SEARCH if name == "search" else {}))
         chosen = bot.act(obs, mask, public=public, history=history)
         assert mask[np.arange(6), chosen].all(), name

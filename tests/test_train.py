@@ -9,10 +9,11 @@ import sys
 import numpy as np
 import pytest
 import torch
-from startups_env.agents import make_agent
+from startups_env.agents import build_agent, make_agent
 from startups_env.agents.arena import run_arena
 from startups_env.agents.ppo import (
     DEFAULT_WEIGHTS,
+    EXIT_WEIGHTS,
     ActorCritic,
     CheckpointError,
     PPOAgent,
@@ -413,6 +414,19 @@ def test_shipped_weights_load_and_beat_random():
     assert result.entry_stats()[0]["win_rate"] > 0.6  # random alone wins 25%
     meta = torch.load(DEFAULT_WEIGHTS, weights_only=True)
     assert os.path.getsize(DEFAULT_WEIGHTS) < 5 * 2**20 and meta["kind"] == "policy"
+
+
+def test_the_shipped_expert_iteration_network_loads_and_guides_the_search():
+    agent = make_agent("exit", seed=0)
+    assert agent.name == "exit"
+    result = run_arena([agent, "random", "random", "random"], players=4, games=200, seed=11, rate=False)
+    assert result.entry_stats()[0]["win_rate"] > 0.6  # random alone wins 25%
+    meta = torch.load(EXIT_WEIGHTS, weights_only=True)
+    assert os.path.getsize(EXIT_WEIGHTS) < 5 * 2**20 and meta["kind"] == "policy"
+    guided = build_agent("search[prior=exit;max_candidates=4;determinizations=2]", seed=0)
+    assert guided.prior.name == "exit"
+    result = run_arena([guided, "greedy", "greedy", "greedy"], players=4, games=4, seed=11, rate=False)
+    assert result.entry_stats()[0]["games"] == 4
 
 
 def test_sb3_compare_trains_both_learners_and_reports(tmp_path):
