@@ -136,6 +136,14 @@ def deal_log_chance(pool: np.ndarray, composition: np.ndarray, size: np.ndarray)
     return _log_choose(pool, composition).sum(axis=1) - _log_choose(pool.sum(axis=1), size)
 
 
+def composition_evidence(evidence: np.ndarray, need: np.ndarray) -> np.ndarray:
+    """float[7, n, 56]: ``sum_c n_c * evidence[s, i, c]`` for each composition n of
+    ``need[s, i]`` hidden cards (:data:`COMPOSITIONS`; ``evidence`` float[7, n, C], a
+    log-likelihood ratio per card, by seat): a per-card evidence as a log-likelihood of
+    each composition (the hand-belief network's, :mod:`.belief`)."""
+    return np.einsum("snkc,snc->snk", COMPOSITIONS[need], evidence)
+
+
 def sample_hands(posterior: np.ndarray, log_deal: np.ndarray, need: np.ndarray, pool: np.ndarray,
                  count: np.ndarray, rng: np.random.Generator, backend: SearchBackend
                  ) -> tuple[np.ndarray, np.ndarray]:

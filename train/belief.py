@@ -1,0 +1,364 @@
+"""Train the hand-belief network the search can draw its worlds from
+(:mod:`startups_env.agents.search.belief`; ``search[belief=PATH]``), and measure it
+against card counting and the search's hand reading on held-out games.
+
+    python -m startups_env.train.belief --out runs/belief --games 20000 --epochs 6   # ~1 hour on 2 cores
+    python -m startups_env.agents.arena --agents 'search[belief=runs/belief/belief.pt]',greedy,greedy,greedy --players 4
+
+**Data.** Bot games of the ladder's styles at table sizes ``--players``: a share
+``--greedy-share`` of the tables is all greedy bots (what the search meets in its target
+evaluation), every seat of the others plays a style drawn from
+:data:`~startups_env.agents.ladder.STYLES`. At a sample (``--sample``) of all decisions,
+from the view of the seat to act, the record holds the network's input
+(:func:`~startups_env.agents.search.belief.belief_inputs`: the seat's observation and what
+the table's History says of each other seat), the unseen cards, how many hand cards of
+each other relative seat are hidden, and their true companies (the hidden part of
+:func:`~startups_env.startups.observe.hidden_observation`'s hands). No search is needed,
+so the data is cheap. Shards of ``--shard-games`` games (``OUT/data/shard_NNNN.npz``,
+written atomically; shard k seeded from (seed, k)); shards already there are kept, so an
+interrupted run continues where it stopped.
+
+**Fit.** The log-chance of each other seat's true hidden composition under the belief's
+composition distribution (card counting times the network's per-card evidence), Adam with
+a linearly decaying learning rate; the last shard is held out and its loss printed per
+epoch. The fit's state is saved after every epoch (``OUT/train_state.pt``, atomically) and
+a rerun resumes from it; the result is ``OUT/belief.pt`` (weights only).
+
+**Measurement** (:func:`measure`, ``--measure-games``): fresh games (another seed), at
+4 players with greedy bots and at 3-7 players with mixed styles; per method the mean
+absolute error of the expected hidden cards per (other seat, company) entry, and the
+mean log-likelihood of a seat's true hidden composition: card counting, the search's hand
+reading (:func:`~startups_env.agents.search.inference.hand_posteriors` with the default
+SearchConfig), and the network.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+
+from startups_env.agents.ladder import STYLES
+from startups_env.agents.registry import build_agent
+from startups_env.agents.search import belief as belief_net
+from startups_env.agents.search.backends import search_backend
+from startups_env.agents.search.config import SearchConfig
+from startups_env.agents.search.inference import hand_posteriors
+from startups_env.agents.search.worlds import COMPOSITION_VALID, COMPOSITIONS, composition_evidence
+from startups_env.startups import queries
+from startups_env.startups.history import History
+from startups_env.startups.observe import OBS_DIM, hidden_observation, views
+from startups_env.startups.rules import MAX_PLAYERS, NUM_COMPANIES, Rules
+from startups_env.startups.simulator import Simulator
+from startups_env.startups.state import State, hidden_hand_counts, public_state
+from startups_env.table import act_for_seats
+from startups_env.tools.cli import PLAYERS_FORMS, players_arg, prog
+from startups_env.tools.files import atomic_write
+
+from .common import atomic_save, git_revision, hidden_sizes
+from .distill import OTHER_HANDS
+
+P, C = MAX_PLAYERS, NUM_COMPANIES
+OTHERS = P - 1
+SHARD_KEYS = ("inputs", "pool", "need", "hidden", "greedy_table")
+METHODS = ("counting", "hand reading", "network")
+
+
+def play_positions(games: int, players: tuple[int, ...], greedy_share: float, sample: float, seed: int, visit,
+                   turn_cap: int = 400) -> None:
+    """Play ``games`` bot games (table sizes drawn from ``players``; a share
+    ``greedy_share`` of them all greedy, every seat of the others a style drawn from the
+    ladder's) and call ``visit(state, log, games, greedy_table)`` at a sample (each
+    running game with chance ``sample``) of the decisions, before they are played:
+    ``games`` int[k] the sampled games, ``log`` the History of all of them,
+    ``greedy_table`` bool[B] the all-greedy games."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.choice(np.asarray(players), games)
+    sim = Simulator(Rules(num_players=max(players), turn_cap=turn_cap), games, num_players=sizes,
+                    seed=np.random.default_rng(rng.integers(1 << 62)))
+    agents = [build_agent(name, seed=int(rng.integers(1 << 31))) for name in STYLES]
+    greedy_table = rng.random(games) < greedy_share
+    assignment = np.where(greedy_table[:, None], STYLES.index("greedy"), rng.integers(0, len(STYLES), (games, P)))
+    log = History(games)
+    while not sim.done.all():
+        state = sim.state
+        chosen = np.flatnonzero(~state.done & (rng.random(games) < sample))
+        if chosen.size:
+            visit(state, log, chosen, greedy_table)
+        sim.step(act_for_seats(sim, agents, assignment, history=log))
+
+
+def record_positions(state: State, log: History, games: np.ndarray) -> dict[str, np.ndarray]:
+    """The records of the seat to act in ``games`` (int[k]) of ``state``: ``inputs``
+    int16[k, INPUT_DIM], ``pool`` int8[k, C] (the unseen cards), ``need`` int8[k, 6]
+    (hidden hand cards per other relative seat) and ``hidden`` int8[k, 6, C] (their true
+    companies)."""
+    sub, seat = state.take(games), state.current[games].astype(np.intp)
+    public, sub_log = public_state(sub, seat), log.take(games)
+    inputs = belief_net.belief_inputs(public, seat, sub_log)
+    k = games.size
+    known = views(inputs[:, :OBS_DIM])["known_hands"][:, 1:]  # [k, 6, C] by relative seat
+    hands = hidden_observation(sub, seat)[:, OTHER_HANDS].reshape(k, OTHERS, C)
+    absolute, present = queries.absolute_seats(seat, sub.num_players)
+    need = hidden_hand_counts(public, seat)[absolute[1:], np.arange(k)[None, :]] * present[1:]
+    return {"inputs": inputs.astype(np.int16), "pool": queries.unseen(public, seat).T.astype(np.int8),
+            "need": need.T.astype(np.int8), "hidden": (hands - known).astype(np.int8)}
+
+
+def collect_shard(games: int, players: tuple[int, ...], greedy_share: float, sample: float,
+                  seed: int) -> dict[str, np.ndarray]:
+    """One shard of records (:func:`record_positions`, plus ``greedy_table`` bool[k])."""
+    parts: list[dict[str, np.ndarray]] = []
+
+    def visit(state, log, chosen, greedy_table):
+        parts.append({**record_positions(state, log, chosen), "greedy_table": greedy_table[chosen]})
+
+    play_positions(games, players, greedy_share, sample, seed, visit)
+    return {key: np.concatenate([p[key] for p in parts]) for key in SHARD_KEYS}
+
+
+def load_shards(paths: list[str]) -> dict[str, np.ndarray]:
+    """The shards' records concatenated; ValueError naming a file that is not a shard."""
+    if not paths:
+        raise ValueError("no shards to load")
+    parts = []
+    for path in paths:
+        try:
+            with np.load(path, allow_pickle=False) as f:
+                parts.append({key: f[key] for key in SHARD_KEYS})
+        except (OSError, ValueError, KeyError, EOFError) as exc:
+            raise ValueError(f"{path} is not a readable belief shard: {type(exc).__name__}: {exc}") from exc
+    return {key: np.concatenate([p[key] for p in parts]) for key in SHARD_KEYS}
+
+
+def true_composition(need: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
+    """int64[n, 6]: the index in ``COMPOSITIONS[need]`` of each seat's true hidden cards
+    (``hidden`` int[n, 6, C])."""
+    comps = torch.as_tensor(COMPOSITIONS)[need]  # [n, 6, 56, C]
+    match = (comps == hidden[:, :, None, :]).all(-1) & torch.as_tensor(COMPOSITION_VALID)[need]
+    return match.to(torch.int8).argmax(-1)
+
+
+def batch_loss(net: belief_net.BeliefNet, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+    """Mean over the positions of minus the log-chance of the other seats' true hidden
+    compositions (summed over the seats)."""
+    log_probs = belief_net.composition_log_probs(net(batch["inputs"]), batch["pool"], batch["need"])
+    return -log_probs.gather(2, batch["truth"][:, :, None]).sum(dim=(1, 2)).mean()
+
+
+def tensors(data: dict[str, np.ndarray], rows: np.ndarray) -> dict[str, torch.Tensor]:
+    need = torch.from_numpy(data["need"][rows].astype(np.int64))
+    hidden = torch.from_numpy(data["hidden"][rows].astype(np.int64))
+    return {"inputs": torch.from_numpy(data["inputs"][rows].astype(np.float32)),
+            "pool": torch.from_numpy(data["pool"][rows].astype(np.int64)), "need": need,
+            "truth": true_composition(need, hidden)}
+
+
+def shard_seed(seed: int, index: int) -> int:
+    """Shard ``index``'s games' seed, from (seed, index) alone."""
+    return int(np.random.SeedSequence([seed, index]).generate_state(1)[0])
+
+
+def save_shard(data: dict[str, np.ndarray], path: str) -> None:
+    atomic_write(path, lambda f: np.savez_compressed(f, **data), make_folders=True)
+
+
+def collect(out: str, games: int, shard_games: int, players: tuple[int, ...], greedy_share: float, sample: float,
+            seed: int, log=print) -> list[str]:
+    """Write the run's shards into ``out``/data (those already there are kept) and return
+    their paths."""
+    shards = -(-games // shard_games)
+    paths = [os.path.join(out, "data", f"shard_{k:04d}.npz") for k in range(shards)]
+    tick = time.perf_counter()
+    for k, path in enumerate(paths):
+        if os.path.exists(path):
+            continue
+        data = collect_shard(shard_games, players, greedy_share, sample, shard_seed(seed, k))
+        save_shard(data, path)
+        log(f"shard {k + 1}/{shards}: {data['need'].shape[0]:,} positions, "
+            f"{time.perf_counter() - tick:.0f} s since the start")
+    return paths
+
+
+def fit(data: dict[str, np.ndarray], held_out: np.ndarray, hidden: list[int], epochs: int, state_path: str,
+        learning_rate: float = 1e-3, batch_size: int = 1024, seed: int = 0, log=print) -> belief_net.BeliefNet:
+    """Fit a :class:`~startups_env.agents.search.belief.BeliefNet` to ``data`` (the rows
+    not ``held_out``, bool[N]); the held-out loss is printed per epoch through ``log``.
+    After every epoch the fit's state is saved at ``state_path`` (atomically); a fit that
+    finds one there resumes from it (a finished one returns at once)."""
+    train_rows, val_rows = np.flatnonzero(~held_out), np.flatnonzero(held_out)
+    if train_rows.size == 0 or val_rows.size == 0:
+        raise ValueError("the fit needs training and held-out positions")
+    # Each input column scaled by its largest magnitude in the data (fixed, saved with the weights).
+    scale = 1.0 / np.maximum(np.abs(data["inputs"][train_rows]).max(axis=0), 1).astype(np.float32)
+    net = belief_net.BeliefNet(hidden, torch.from_numpy(scale))
+    optimizer = torch.optim.Adam(net.parameters(), lr=learning_rate)
+    start = 0
+    if os.path.exists(state_path):
+        saved = torch.load(state_path, map_location="cpu", weights_only=True)
+        net = belief_net.net_from_checkpoint(saved["net"], state_path)
+        optimizer = torch.optim.Adam(net.parameters(), lr=learning_rate)
+        optimizer.load_state_dict(saved["optimizer"])
+        start = int(saved["epoch"])
+        log(f"resumed the fit after epoch {start}")
+    rng = np.random.default_rng([seed, start])
+    steps_per_epoch = -(-train_rows.size // batch_size)
+    val = tensors(data, val_rows)
+    for epoch in range(start, epochs):
+        net.train()
+        order = rng.permutation(train_rows)
+        for step, first in enumerate(range(0, train_rows.size, batch_size)):
+            done = (epoch * steps_per_epoch + step) / (epochs * steps_per_epoch)
+            for group in optimizer.param_groups:
+                group["lr"] = learning_rate * (1.0 - done)
+            loss = batch_loss(net, tensors(data, order[first:first + batch_size]))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        net.eval()
+        with torch.no_grad():
+            val_loss = batch_loss(net, val).item()
+        log(f"epoch {epoch + 1}/{epochs}: held-out minus log-likelihood {val_loss:.4f} nats a position")
+        atomic_save({"net": belief_net.checkpoint(net), "optimizer": optimizer.state_dict(), "epoch": epoch + 1},
+                    state_path)
+    return net.eval()
+
+
+def score_beliefs(scores: np.ndarray, need: np.ndarray, truth: np.ndarray, seats: np.ndarray) -> dict[str, float]:
+    """How well belief ``scores`` (float[7, n, 56]: each composition of ``need[s, i]``
+    hidden cards, ``COMPOSITIONS[need]``, an unnormalised log-chance; -inf where
+    impossible) match the ``truth`` (int[7, n, C], the true hidden cards) over the
+    ``seats`` (bool[7, n]): sums of the absolute error of the expected cards per (seat,
+    company) entry (``abs_error``, over ``entries``) and of the log-chance of the true
+    composition (``log_likelihood``, over ``hands``)."""
+    comps = COMPOSITIONS[need]  # [7, n, 56, C]
+    scores = np.where(COMPOSITION_VALID[need], scores, -np.inf)
+    top = scores.max(axis=2, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):  # (no possible composition: the seats not scored)
+        log_probs = scores - top - np.log(np.exp(scores - top).sum(axis=2, keepdims=True))
+    expected = np.einsum("snk,snkc->snc", np.exp(log_probs), comps)
+    is_true = (comps == truth[:, :, None, :]).all(axis=3) & COMPOSITION_VALID[need]
+    true_log_prob = np.where(is_true, log_probs, 0.0).sum(axis=2)
+    return {"abs_error": float(np.abs(expected - truth)[seats].sum()), "entries": float(seats.sum() * C),
+            "log_likelihood": float(true_log_prob[seats].sum()), "hands": float(seats.sum())}
+
+
+def method_scores(state: State, log: History, games: np.ndarray, belief: belief_net.HandBelief | None,
+                  config: SearchConfig, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Each method's belief scores (float[7, k, 56], as :func:`score_beliefs` reads them)
+    about the other seats' hidden hands, seen by the seat to act in ``games`` (int[k]) of
+    ``state``, and ``need``, ``truth`` and ``seats`` (the other seated seats)."""
+    sub, seat = state.take(games), state.current[games].astype(np.intp)
+    public, sub_log = public_state(sub, seat), log.take(games)
+    need = hidden_hand_counts(public, seat)
+    pool = queries.unseen(public, seat).astype(np.int64)
+    seats = (np.arange(P)[:, None] != seat[None, :]) & (np.arange(P)[:, None] < sub.num_players[None, :])
+    logged = sub_log.valid(public) & seats
+    log_deal, posterior, _ = hand_posteriors(public, seat, sub_log, logged, need, pool, config, Rules(),
+                                             search_backend(config.backend), rng)
+    scores = {"counting": log_deal, "hand reading": posterior}
+    if belief is not None:
+        scores["network"] = log_deal + composition_evidence(belief.evidence(public, seat, sub_log), need)
+    truth = (sub.hand - public.hand).transpose(0, 2, 1).astype(np.int64)  # [7, k, C]
+    return {"scores": scores, "need": need, "truth": truth, "seats": seats}
+
+
+def measure(belief: belief_net.HandBelief | None, games: int, players: tuple[int, ...], greedy_share: float,
+            seed: int, sample: float = 0.1, config: SearchConfig | None = None) -> dict[str, dict[str, float]]:
+    """Per method (card counting, the search's hand reading with ``config``, default
+    SearchConfig(), and with ``belief`` the network), on a sample of the decisions of
+    ``games`` fresh bot games (:func:`play_positions`): ``mae``, the mean absolute error
+    of the expected hidden cards per (other seat, company) entry; ``log_likelihood``, the
+    mean log-chance of an other seat's true hidden composition (nats); ``hands``, how many
+    hands were scored."""
+    config = SearchConfig() if config is None else config
+    rng = np.random.default_rng([seed, 1])
+    totals: dict[str, dict[str, float]] = {}
+
+    def visit(state, log, chosen, greedy_table):
+        found = method_scores(state, log, chosen, belief, config, rng)
+        for method, scores in found["scores"].items():
+            part = score_beliefs(scores, found["need"], found["truth"], found["seats"])
+            total = totals.setdefault(method, dict.fromkeys(part, 0.0))
+            for key, value in part.items():
+                total[key] += value
+
+    play_positions(games, players, greedy_share, sample, seed, visit)
+    return {method: {"mae": t["abs_error"] / t["entries"], "log_likelihood": t["log_likelihood"] / t["hands"],
+                     "hands": t["hands"]} for method, t in totals.items()}
+
+
+def measurement_table(results: dict[str, dict[str, dict[str, float]]]) -> str:
+    """The figures of :func:`measure` per setting, as a Markdown table."""
+    lines = ["| positions | method | MAE (cards an entry) | log-likelihood (nats a hand) | hands |",
+             "|---|---|---|---|---|"]
+    for setting, figures in results.items():
+        for method, row in figures.items():
+            lines.append(f"| {setting} | {method} | {row['mae']:.4f} | {row['log_likelihood']:.4f} | "
+                         f"{int(row['hands']):,} |")
+    return "\n".join(lines)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog("startups_env.train.belief"), description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--out", default="runs/belief", help="output folder: data/ shards, train_state.pt, belief.pt")
+    parser.add_argument("--games", type=int, default=20000, help="games to record (shards already in OUT count)")
+    parser.add_argument("--shard-games", type=int, default=400, help="games per shard (played as one batch)")
+    parser.add_argument("--players", type=players_arg, default="3-7", help=f"table sizes: {PLAYERS_FORMS}")
+    parser.add_argument("--greedy-share", type=float, default=0.6, help="share of the tables of greedy bots only")
+    parser.add_argument("--sample", type=float, default=0.5, help="chance that a decision is recorded")
+    parser.add_argument("--hidden", default="256,256", help="widths of the hidden layers")
+    parser.add_argument("--epochs", type=int, default=6, help="passes over the recorded positions")
+    parser.add_argument("--learning-rate", type=float, default=1e-3, help="Adam learning rate (decays linearly to 0)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the games and the fit")
+    parser.add_argument("--measure-games", type=int, default=400,
+                        help="fresh games per setting of the held-out measurement (0: skip it)")
+    return parser
+
+
+def _check(args) -> None:
+    if min(args.games, args.shard_games, args.epochs) < 1 or args.measure_games < 0:
+        raise ValueError("--games, --shard-games and --epochs must be >= 1, --measure-games >= 0")
+    if not 0.0 <= args.greedy_share <= 1.0 or not 0.0 < args.sample <= 1.0:
+        raise ValueError("--greedy-share must be in [0, 1] and --sample in (0, 1]")
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        hidden = hidden_sizes(args.hidden)
+        _check(args)
+        started, revision = time.perf_counter(), git_revision()
+        paths = collect(args.out, args.games, args.shard_games, args.players, args.greedy_share, args.sample,
+                        args.seed, log=lambda text: print(text, flush=True))
+        data = load_shards(paths)
+        held_out = np.zeros(data["need"].shape[0], bool)
+        held_out[-min(held_out.size // 10 + 1, 20000):] = True  # the last shard's last positions
+        print(f"{(~held_out).sum():,} training positions, {held_out.sum():,} held out", flush=True)
+        net = fit(data, held_out, hidden, args.epochs, os.path.join(args.out, "train_state.pt"),
+                  args.learning_rate, seed=args.seed, log=lambda text: print(text, flush=True))
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    path = os.path.join(args.out, "belief.pt")
+    command = "python -m startups_env.train.belief " + " ".join(sys.argv[1:] if argv is None else argv)
+    atomic_save(belief_net.checkpoint(net, args=vars(args), positions=int(held_out.size), git_revision=revision,
+                                      wall_time=time.perf_counter() - started, command=command), path)
+    print(f"belief: {path}")
+    if args.measure_games:
+        belief = belief_net.HandBelief(net, path)
+        results = {f"4 players, greedy bots (seed {args.seed + 1})":
+                   measure(belief, args.measure_games, (4,), 1.0, args.seed + 1),
+                   f"{'-'.join(map(str, (min(args.players), max(args.players))))} players, mixed styles":
+                   measure(belief, args.measure_games, args.players, 0.0, args.seed + 2)}
+        print(measurement_table(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
