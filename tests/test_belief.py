@@ -111,7 +111,7 @@ def test_the_composition_distribution_is_counting_times_the_evidence():
 def test_an_untrained_network_is_card_counting():
     net = belief_net.BeliefNet([8])
     state, log, seat = _positions()
-    assert not belief_net.HandBelief(net).evidence(state, seat, log).any()
+    assert not belief_net.HandBelief(net).relative_evidence(state, seat, log).any()
 
 
 def test_score_beliefs_on_a_hand_made_case():
@@ -145,8 +145,34 @@ def test_measure_scores_an_untrained_network_as_counting_and_hand_reading_better
     assert figures["hand reading"]["log_likelihood"] > figures["counting"]["log_likelihood"]
 
 
-def _checkpoint(tmp_path, hidden=(8,)) -> str:
-    net = belief_net.BeliefNet(list(hidden))
+def test_an_untrained_network_over_the_reading_is_the_hand_reading():
+    net = belief_net.BeliefNet([8], base="reading")
+    figures = train_belief.measure(belief_net.HandBelief(net), 6, (5,), 0.0, seed=3, sample=0.2)
+    assert figures["network"] == pytest.approx(figures["hand reading"])
+    state, log, seat = _positions()
+    with pytest.raises(ValueError, match="reading="):
+        belief_net.HandBelief(net).relative_evidence(state, seat, log)
+
+
+def test_recorded_reading_is_the_hand_readings_distribution_by_relative_seat():
+    state, log, seat = _positions(4, games=6)
+    games = np.arange(len(seat))
+    record = train_belief.record_positions(state, log, games, np.random.default_rng(0))
+    need, _, posterior = train_belief.hand_reading(public_state(state, seat), seat, log, SearchConfig(),
+                                                   np.random.default_rng(0))
+    for g in games:
+        for r in range(1, 4):
+            s = (seat[g] + r) % 4
+            valid = np.isfinite(posterior[s, g]) & belief_net.COMPOSITION_VALID[need[s, g]]
+            expected = posterior[s, g][valid] - np.logaddexp.reduce(posterior[s, g][valid])
+            assert np.allclose(record["reading"][g, r - 1][valid], expected, atol=0.02)
+            assert np.exp(record["reading"][g, r - 1][valid].astype(float)).sum() == pytest.approx(1, abs=0.01)
+    batch = train_belief.tensors(record, games)
+    assert batch["inputs"].shape[1] == belief_net.input_width("reading")
+
+
+def _checkpoint(tmp_path, hidden=(8,), base="counting") -> str:
+    net = belief_net.BeliefNet(list(hidden), base=base)
     with torch.no_grad():
         net.body[-1].bias.normal_(generator=torch.Generator().manual_seed(0))
     path = str(tmp_path / "belief.pt")
@@ -160,8 +186,9 @@ def test_a_checkpoint_loads_as_it_was_saved(tmp_path):
     assert data["format"] == belief_net.FORMAT
     state, log, seat = _positions()
     loaded = belief_net.load_belief(path)
-    expected = belief_net.HandBelief(belief_net.net_from_checkpoint(data)).evidence(state, seat, log)
-    assert np.array_equal(loaded.evidence(state, seat, log), expected) and expected.any()
+    assert loaded.base == "counting"
+    expected = belief_net.HandBelief(belief_net.net_from_checkpoint(data)).relative_evidence(state, seat, log)
+    assert np.array_equal(loaded.relative_evidence(state, seat, log), expected) and expected.any()
 
 
 def test_a_bad_belief_file_is_a_value_error(tmp_path):
@@ -192,9 +219,9 @@ def test_a_bad_belief_file_is_a_value_error(tmp_path):
         SearchConfig(belief=3)
 
 
-@pytest.mark.parametrize("backend", ["numpy", "numba"])
-def test_the_search_with_a_belief_plays_legal_reproducible_games(tmp_path, backend):
-    path = _checkpoint(tmp_path)
+@pytest.mark.parametrize("backend, base", [("numpy", "counting"), ("numba", "counting"), ("numba", "reading")])
+def test_the_search_with_a_belief_plays_legal_reproducible_games(tmp_path, backend, base):
+    path = _checkpoint(tmp_path, base=base)
     moves = []
     for _ in range(2):
         search = build_agent(f"search[belief={path};determinizations=2;max_candidates=2;backend={backend}]", seed=4)

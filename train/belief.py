@@ -48,7 +48,7 @@ from startups_env.agents.search import belief as belief_net
 from startups_env.agents.search.backends import search_backend
 from startups_env.agents.search.config import SearchConfig
 from startups_env.agents.search.inference import hand_posteriors
-from startups_env.agents.search.worlds import COMPOSITION_VALID, COMPOSITIONS, composition_evidence
+from startups_env.agents.search.worlds import COMPOSITION_VALID, COMPOSITIONS, composition_posterior
 from startups_env.startups import queries
 from startups_env.startups.history import History
 from startups_env.startups.observe import OBS_DIM, hidden_observation, views
@@ -92,47 +92,72 @@ def play_positions(games: int, players: tuple[int, ...], greedy_share: float, sa
         sim.step(act_for_seats(sim, agents, assignment, history=log))
 
 
-def record_positions(state: State, log: History, games: np.ndarray) -> dict[str, np.ndarray]:
+def record_positions(state: State, log: History, games: np.ndarray,
+                     reading: np.random.Generator | None = None) -> dict[str, np.ndarray]:
     """The records of the seat to act in ``games`` (int[k]) of ``state``: ``inputs``
     int16[k, INPUT_DIM], ``pool`` int8[k, C] (the unseen cards), ``need`` int8[k, 6]
     (hidden hand cards per other relative seat) and ``hidden`` int8[k, 6, C] (their true
-    companies)."""
+    companies). With ``reading`` (the generator the hand reading draws from), also
+    ``reading`` float16[k, 6, 56]: the log-chance of each composition under the search's
+    hand reading (default SearchConfig), the base of a network that refines it."""
     sub, seat = state.take(games), state.current[games].astype(np.intp)
     public, sub_log = public_state(sub, seat), log.take(games)
     inputs = belief_net.belief_inputs(public, seat, sub_log)
     k = games.size
     known = views(inputs[:, :OBS_DIM])["known_hands"][:, 1:]  # [k, 6, C] by relative seat
     hands = hidden_observation(sub, seat)[:, OTHER_HANDS].reshape(k, OTHERS, C)
-    absolute, present = queries.absolute_seats(seat, sub.num_players)
-    need = hidden_hand_counts(public, seat)[absolute[1:], np.arange(k)[None, :]] * present[1:]
-    return {"inputs": inputs.astype(np.int16), "pool": queries.unseen(public, seat).T.astype(np.int8),
-            "need": need.T.astype(np.int8), "hidden": (hands - known).astype(np.int8)}
+    need = belief_net.absolute_to_relative(hidden_hand_counts(public, seat)[:, :, None], seat, sub.num_players)
+    record = {"inputs": inputs.astype(np.int16), "pool": queries.unseen(public, seat).T.astype(np.int8),
+              "need": need[:, :, 0].astype(np.int8), "hidden": (hands - known).astype(np.int8)}
+    if reading is not None:
+        need_abs, log_deal, posterior = hand_reading(public, seat, sub_log, SearchConfig(), reading)
+        log_probs = composition_posterior(posterior, need_abs)[0]
+        record["reading"] = belief_net.absolute_to_relative(log_probs, seat, sub.num_players).astype(np.float16)
+    return record
 
 
-def collect_shard(games: int, players: tuple[int, ...], greedy_share: float, sample: float,
-                  seed: int) -> dict[str, np.ndarray]:
-    """One shard of records (:func:`record_positions`, plus ``greedy_table`` bool[k])."""
+def hand_reading(public: State, seat: np.ndarray, log: History, config: SearchConfig,
+                 rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(need int[7, n], log_deal, posterior float[7, n, 56]): the search's hand reading
+    (:func:`~startups_env.agents.search.inference.hand_posteriors` with ``config``) of
+    the other seats' hidden cards, seen by ``seat`` in the games of ``public``."""
+    need = hidden_hand_counts(public, seat)
+    pool = queries.unseen(public, seat).astype(np.int64)
+    seats = np.arange(P)[:, None]
+    others = (seats != seat[None, :]) & (seats < public.num_players[None, :])
+    log_deal, posterior, _ = hand_posteriors(public, seat, log, log.valid(public) & others, need, pool, config,
+                                             Rules(), search_backend(config.backend), rng)
+    return need, log_deal, posterior
+
+
+def collect_shard(games: int, players: tuple[int, ...], greedy_share: float, sample: float, seed: int,
+                  reading: bool = False) -> dict[str, np.ndarray]:
+    """One shard of records (:func:`record_positions`, the hand reading's too where
+    ``reading``; plus ``greedy_table`` bool[k])."""
     parts: list[dict[str, np.ndarray]] = []
+    rng = np.random.default_rng([seed, 2]) if reading else None
 
     def visit(state, log, chosen, greedy_table):
-        parts.append({**record_positions(state, log, chosen), "greedy_table": greedy_table[chosen]})
+        parts.append({**record_positions(state, log, chosen, rng), "greedy_table": greedy_table[chosen]})
 
     play_positions(games, players, greedy_share, sample, seed, visit)
-    return {key: np.concatenate([p[key] for p in parts]) for key in SHARD_KEYS}
+    return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
 
 
-def load_shards(paths: list[str]) -> dict[str, np.ndarray]:
-    """The shards' records concatenated; ValueError naming a file that is not a shard."""
+def load_shards(paths: list[str], reading: bool = False) -> dict[str, np.ndarray]:
+    """The shards' records concatenated (with the hand reading's where ``reading``);
+    ValueError naming a file that is not such a shard."""
     if not paths:
         raise ValueError("no shards to load")
     parts = []
+    keys = SHARD_KEYS + (("reading",) if reading else ())
     for path in paths:
         try:
             with np.load(path, allow_pickle=False) as f:
-                parts.append({key: f[key] for key in SHARD_KEYS})
+                parts.append({key: f[key] for key in keys})
         except (OSError, ValueError, KeyError, EOFError) as exc:
             raise ValueError(f"{path} is not a readable belief shard: {type(exc).__name__}: {exc}") from exc
-    return {key: np.concatenate([p[key] for p in parts]) for key in SHARD_KEYS}
+    return {key: np.concatenate([p[key] for p in parts]) for key in keys}
 
 
 def true_composition(need: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
@@ -146,16 +171,26 @@ def true_composition(need: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
 def batch_loss(net: belief_net.BeliefNet, batch: dict[str, torch.Tensor]) -> torch.Tensor:
     """Mean over the positions of minus the log-chance of the other seats' true hidden
     compositions (summed over the seats)."""
-    log_probs = belief_net.composition_log_probs(net(batch["inputs"]), batch["pool"], batch["need"])
+    log_probs = belief_net.composition_log_probs(net(batch["inputs"]), batch["pool"], batch["need"],
+                                                 batch.get("base"))
     return -log_probs.gather(2, batch["truth"][:, :, None]).sum(dim=(1, 2)).mean()
 
 
 def tensors(data: dict[str, np.ndarray], rows: np.ndarray) -> dict[str, torch.Tensor]:
+    """The records ``rows`` as a batch: with the hand reading's log-chances (``base``) where
+    ``data`` holds them, whose expected cards per seat and company join the inputs."""
     need = torch.from_numpy(data["need"][rows].astype(np.int64))
     hidden = torch.from_numpy(data["hidden"][rows].astype(np.int64))
-    return {"inputs": torch.from_numpy(data["inputs"][rows].astype(np.float32)),
-            "pool": torch.from_numpy(data["pool"][rows].astype(np.int64)), "need": need,
-            "truth": true_composition(need, hidden)}
+    batch = {"inputs": torch.from_numpy(data["inputs"][rows].astype(np.float32)),
+             "pool": torch.from_numpy(data["pool"][rows].astype(np.int64)), "need": need,
+             "truth": true_composition(need, hidden)}
+    if "reading" in data:
+        base = torch.from_numpy(data["reading"][rows].astype(np.float32))
+        comps = torch.as_tensor(COMPOSITIONS, dtype=torch.float32)[need]  # [n, 6, 56, C]
+        expected = (torch.exp(base)[..., None] * comps).sum(2)  # [n, 6, C]
+        batch["base"] = base
+        batch["inputs"] = torch.cat([batch["inputs"], expected.reshape(len(rows), -1)], dim=1)
+    return batch
 
 
 def shard_seed(seed: int, index: int) -> int:
@@ -168,16 +203,16 @@ def save_shard(data: dict[str, np.ndarray], path: str) -> None:
 
 
 def collect(out: str, games: int, shard_games: int, players: tuple[int, ...], greedy_share: float, sample: float,
-            seed: int, log=print) -> list[str]:
-    """Write the run's shards into ``out``/data (those already there are kept) and return
-    their paths."""
+            seed: int, reading: bool = False, log=print) -> list[str]:
+    """Write the run's shards into ``out``/data (those already there are kept; with the
+    hand reading's log-chances where ``reading``) and return their paths."""
     shards = -(-games // shard_games)
     paths = [os.path.join(out, "data", f"shard_{k:04d}.npz") for k in range(shards)]
     tick = time.perf_counter()
     for k, path in enumerate(paths):
         if os.path.exists(path):
             continue
-        data = collect_shard(shard_games, players, greedy_share, sample, shard_seed(seed, k))
+        data = collect_shard(shard_games, players, greedy_share, sample, shard_seed(seed, k), reading)
         save_shard(data, path)
         log(f"shard {k + 1}/{shards}: {data['need'].shape[0]:,} positions, "
             f"{time.perf_counter() - tick:.0f} s since the start")
@@ -195,7 +230,10 @@ def fit(data: dict[str, np.ndarray], held_out: np.ndarray, hidden: list[int], ep
         raise ValueError("the fit needs training and held-out positions")
     # Each input column scaled by its largest magnitude in the data (fixed, saved with the weights).
     scale = 1.0 / np.maximum(np.abs(data["inputs"][train_rows]).max(axis=0), 1).astype(np.float32)
-    net = belief_net.BeliefNet(hidden, torch.from_numpy(scale))
+    base = "reading" if "reading" in data else "counting"
+    if base == "reading":  # the reading's expected cards: at most a hand's
+        scale = np.concatenate([scale, np.full(OTHERS * C, 1.0 / 3.0, np.float32)])
+    net = belief_net.BeliefNet(hidden, torch.from_numpy(scale), base)
     optimizer = torch.optim.Adam(net.parameters(), lr=learning_rate)
     start = 0
     if os.path.exists(state_path):
@@ -208,6 +246,10 @@ def fit(data: dict[str, np.ndarray], held_out: np.ndarray, hidden: list[int], ep
     rng = np.random.default_rng([seed, start])
     steps_per_epoch = -(-train_rows.size // batch_size)
     val = tensors(data, val_rows)
+    if start == 0:
+        with torch.no_grad():  # (the untrained network is its base)
+            log(f"{'card counting' if base == 'counting' else 'hand reading'}: held-out minus log-likelihood "
+                f"{batch_loss(net.eval(), val).item():.4f} nats a position")
     for epoch in range(start, epochs):
         net.train()
         order = rng.permutation(train_rows)
@@ -236,11 +278,7 @@ def score_beliefs(scores: np.ndarray, need: np.ndarray, truth: np.ndarray, seats
     company) entry (``abs_error``, over ``entries``) and of the log-chance of the true
     composition (``log_likelihood``, over ``hands``)."""
     comps = COMPOSITIONS[need]  # [7, n, 56, C]
-    scores = np.where(COMPOSITION_VALID[need], scores, -np.inf)
-    top = scores.max(axis=2, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):  # (no possible composition: the seats not scored)
-        log_probs = scores - top - np.log(np.exp(scores - top).sum(axis=2, keepdims=True))
-    expected = np.einsum("snk,snkc->snc", np.exp(log_probs), comps)
+    log_probs, expected = composition_posterior(scores, need)
     is_true = (comps == truth[:, :, None, :]).all(axis=3) & COMPOSITION_VALID[need]
     true_log_prob = np.where(is_true, log_probs, 0.0).sum(axis=2)
     return {"abs_error": float(np.abs(expected - truth)[seats].sum()), "entries": float(seats.sum() * C),
@@ -254,15 +292,11 @@ def method_scores(state: State, log: History, games: np.ndarray, belief: belief_
     ``state``, and ``need``, ``truth`` and ``seats`` (the other seated seats)."""
     sub, seat = state.take(games), state.current[games].astype(np.intp)
     public, sub_log = public_state(sub, seat), log.take(games)
-    need = hidden_hand_counts(public, seat)
-    pool = queries.unseen(public, seat).astype(np.int64)
+    need, log_deal, posterior = hand_reading(public, seat, sub_log, config, rng)
     seats = (np.arange(P)[:, None] != seat[None, :]) & (np.arange(P)[:, None] < sub.num_players[None, :])
-    logged = sub_log.valid(public) & seats
-    log_deal, posterior, _ = hand_posteriors(public, seat, sub_log, logged, need, pool, config, Rules(),
-                                             search_backend(config.backend), rng)
     scores = {"counting": log_deal, "hand reading": posterior}
     if belief is not None:
-        scores["network"] = log_deal + composition_evidence(belief.evidence(public, seat, sub_log), need)
+        scores["network"] = belief.composition_scores(public, seat, sub_log, need, log_deal, posterior)
     truth = (sub.hand - public.hand).transpose(0, 2, 1).astype(np.int64)  # [7, k, C]
     return {"scores": scores, "need": need, "truth": truth, "seats": seats}
 
@@ -312,6 +346,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--players", type=players_arg, default="3-7", help=f"table sizes: {PLAYERS_FORMS}")
     parser.add_argument("--greedy-share", type=float, default=0.6, help="share of the tables of greedy bots only")
     parser.add_argument("--sample", type=float, default=0.5, help="chance that a decision is recorded")
+    parser.add_argument("--base", choices=belief_net.BASES, default="counting",
+                        help="what the network's evidence multiplies: card counting, or the search's hand reading "
+                             "(recorded with every position, and the reading's expected cards are inputs too)")
     parser.add_argument("--hidden", default="256,256", help="widths of the hidden layers")
     parser.add_argument("--epochs", type=int, default=6, help="passes over the recorded positions")
     parser.add_argument("--learning-rate", type=float, default=1e-3, help="Adam learning rate (decays linearly to 0)")
@@ -335,8 +372,8 @@ def main(argv=None) -> int:
         _check(args)
         started, revision = time.perf_counter(), git_revision()
         paths = collect(args.out, args.games, args.shard_games, args.players, args.greedy_share, args.sample,
-                        args.seed, log=lambda text: print(text, flush=True))
-        data = load_shards(paths)
+                        args.seed, args.base == "reading", log=lambda text: print(text, flush=True))
+        data = load_shards(paths, args.base == "reading")
         held_out = np.zeros(data["need"].shape[0], bool)
         held_out[-min(held_out.size // 10 + 1, 20000):] = True  # the last shard's last positions
         print(f"{(~held_out).sum():,} training positions, {held_out.sum():,} held out", flush=True)

@@ -45,7 +45,7 @@ from startups_env.startups.observe import OBS_DIM, observe
 from startups_env.startups.rules import HAND_SIZE, MAX_PLAYERS, NUM_COMPANIES, Action
 from startups_env.startups.state import State, hidden_hand_counts
 
-from .worlds import COMPOSITION_VALID, COMPOSITIONS, LOG_FACTORIAL
+from .worlds import COMPOSITION_VALID, COMPOSITIONS, LOG_FACTORIAL, composition_evidence, composition_posterior
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
 OTHERS = P - 1  # relative seats 1..6
@@ -53,6 +53,10 @@ PUT_DOWNS = 2 * C  # keep or market, per company: actions KEEP..KEEP+11
 TAKES = 1 + C  # draw, or a market take per company
 SEAT_FEATURES = 3 * PUT_DOWNS + TAKES + HAND_SIZE + 1
 INPUT_DIM = OBS_DIM + OTHERS * SEAT_FEATURES
+#: What the network's evidence multiplies: card counting (the deal's chance), or the
+#: search's hand reading (its posterior), whose expected cards per other seat and company
+#: are then inputs too.
+BASES = ("counting", "reading")
 FORMAT = "startups_env.hand_belief"
 FORMAT_VERSION = 1
 
@@ -95,6 +99,19 @@ def _hidden_counts(state: State, seat: np.ndarray) -> np.ndarray:
     return np.where(others, hidden_hand_counts(state, seat) + known_beyond_public, 0)
 
 
+def input_width(base: str) -> int:
+    """The network's input width over ``base``: the reading's expected cards come on top."""
+    return INPUT_DIM + (OTHERS * C if base == "reading" else 0)
+
+
+def absolute_to_relative(values: np.ndarray, seat: np.ndarray, num_players: np.ndarray) -> np.ndarray:
+    """float[n, 6, K]: ``values`` (float[7, n, K], by absolute seat) by relative seat 1..6 of
+    ``seat`` (int[n]); 0 for the empty seats."""
+    absolute, present = queries.absolute_seats(np.asarray(seat, np.intp), num_players)
+    rows = values[absolute[1:], np.arange(values.shape[1])[None, :]]  # [6, n, K]
+    return np.where(present[1:, :, None], rows, 0).transpose(1, 0, 2)
+
+
 def relative_to_absolute(values: np.ndarray, seat: np.ndarray, num_players: np.ndarray) -> np.ndarray:
     """float[7, n, C]: per absolute seat, the rows of ``values`` (float[n, 6, C], by
     relative seat 1..6 of ``seat`` int[n]); 0 for ``seat`` itself and the empty seats."""
@@ -108,13 +125,16 @@ def relative_to_absolute(values: np.ndarray, seat: np.ndarray, num_players: np.n
 
 class BeliefNet(nn.Module):
     """The belief network: inputs scaled per column (``scale``, fixed from the training
-    data), an MLP, and the evidence ``e`` float[n, 6, C] (see the module docstring)."""
+    data), an MLP, and the evidence ``e`` float[n, 6, C] (see the module docstring) that
+    multiplies ``base``'s distribution (:data:`BASES`)."""
 
-    def __init__(self, hidden: list[int], scale: torch.Tensor | None = None):
+    def __init__(self, hidden: list[int], scale: torch.Tensor | None = None, base: str = "counting"):
         super().__init__()
-        self.hidden = list(hidden)
-        self.register_buffer("scale", torch.ones(INPUT_DIM) if scale is None else scale.float())
-        layers, width = [], INPUT_DIM
+        if base not in BASES:
+            raise ValueError(f"base must be one of {BASES}, got {base!r}")
+        self.hidden, self.base = list(hidden), base
+        self.register_buffer("scale", torch.ones(input_width(base)) if scale is None else scale.float())
+        layers, width = [], input_width(base)
         for size in self.hidden:
             layers += [nn.Linear(width, size), nn.ReLU()]
             width = size
@@ -127,45 +147,70 @@ class BeliefNet(nn.Module):
         return self.body(x * self.scale).view(-1, OTHERS, C)
 
 
-def composition_log_probs(evidence: torch.Tensor, pool: torch.Tensor, need: torch.Tensor) -> torch.Tensor:
+def composition_log_probs(evidence: torch.Tensor, pool: torch.Tensor, need: torch.Tensor,
+                          base: torch.Tensor | None = None) -> torch.Tensor:
     """float[n, 6, 56]: the normalised log-chance of each composition of each other
     relative seat's ``need`` (int[n, 6]) hidden cards: its deal from ``pool`` (int[n, C],
-    the unseen cards) times ``exp(n . evidence)`` (``evidence`` float[n, 6, C]); -inf for
-    the impossible ones. A seat with no hidden cards has the one empty composition."""
+    the unseen cards), or ``base`` (float[n, 6, 56], the hand reading's log-chances) where
+    given, times ``exp(n . evidence)`` (``evidence`` float[n, 6, C]); -inf for the
+    impossible ones. A seat with no hidden cards has the one empty composition."""
     comps = torch.as_tensor(COMPOSITIONS, device=pool.device)[need]  # [n, 6, 56, C]
     valid = torch.as_tensor(COMPOSITION_VALID, device=pool.device)[need]  # [n, 6, 56]
-    log_factorial = torch.as_tensor(LOG_FACTORIAL, dtype=evidence.dtype, device=pool.device)
     have = pool[:, None, None, :].expand_as(comps)
     possible = valid & (comps <= have).all(dim=-1)
-    # log C(pool_c, n_c) summed over the companies (the deal's denominator is the same for all)
-    log_deal = (log_factorial[have] - log_factorial[comps] - log_factorial[(have - comps).clamp(min=0)]).sum(-1)
-    scores = log_deal + (comps.to(evidence.dtype) * evidence[:, :, None, :]).sum(-1)
+    if base is None:
+        log_factorial = torch.as_tensor(LOG_FACTORIAL, dtype=evidence.dtype, device=pool.device)
+        # log C(pool_c, n_c) summed over the companies (the deal's denominator is the same for all)
+        base = (log_factorial[have] - log_factorial[comps] - log_factorial[(have - comps).clamp(min=0)]).sum(-1)
+    else:
+        possible &= torch.isfinite(base)
+    scores = base + (comps.to(evidence.dtype) * evidence[:, :, None, :]).sum(-1)
     scores = scores.masked_fill(~possible, float("-inf"))
     return torch.log_softmax(scores, dim=-1)
 
 
 class HandBelief:
-    """A loaded belief network, for the search: :meth:`evidence` per absolute seat."""
+    """A loaded belief network, for the search and the measurement."""
 
     def __init__(self, net: BeliefNet, path: str = ""):
         self.net = net.eval()
         self.path = path
 
-    def relative_evidence(self, public: State, seat: np.ndarray, log: History) -> np.ndarray:
-        """float64[n, 6, C]: the evidence per other relative seat and company."""
-        with torch.no_grad():
-            x = torch.from_numpy(belief_inputs(public, seat, log))
-            return self.net(x).double().numpy()
+    @property
+    def base(self) -> str:
+        return self.net.base
 
-    def evidence(self, public: State, seat: np.ndarray, log: History) -> np.ndarray:
-        """float64[7, n, C]: :meth:`relative_evidence` by absolute seat (0 for ``seat``
-        and the empty seats)."""
-        return relative_to_absolute(self.relative_evidence(public, seat, log), seat, public.num_players)
+    def relative_evidence(self, public: State, seat: np.ndarray, log: History,
+                          reading: np.ndarray | None = None) -> np.ndarray:
+        """float64[n, 6, C]: the evidence per other relative seat and company; ``reading``
+        (float[7, n, C], the hand reading's expected hidden cards per absolute seat) is
+        required over the reading base."""
+        x = belief_inputs(public, seat, log)
+        if self.base == "reading":
+            if reading is None:
+                raise ValueError("this belief network refines the hand reading: pass its expected cards (reading=)")
+            x = np.concatenate([x, absolute_to_relative(reading, seat, public.num_players).reshape(len(x), -1)],
+                               axis=1).astype(np.float32)
+        with torch.no_grad():
+            return self.net(torch.from_numpy(x)).double().numpy()
+
+    def composition_scores(self, public: State, seat: np.ndarray, log: History, need: np.ndarray,
+                           log_deal: np.ndarray, posterior: np.ndarray) -> np.ndarray:
+        """float[7, n, 56]: each other seat's compositions scored as the network says: the
+        base's log-chance (``log_deal``, or the hand reading's ``posterior``, both
+        float[7, n, 56] as :func:`~.inference.hand_posteriors` gives them) plus the
+        evidence of its cards (``need`` int[7, n] hidden cards per seat)."""
+        reading = None
+        if self.base == "reading":
+            reading = composition_posterior(posterior, need)[1]
+        evidence = relative_to_absolute(self.relative_evidence(public, seat, log, reading), seat, public.num_players)
+        return (log_deal if self.base == "counting" else posterior) + composition_evidence(evidence, need)
 
 
 def checkpoint(net: BeliefNet, **extra) -> dict:
     """The checkpoint dict of ``net`` (weights and settings only), with ``extra`` plain data."""
-    return {"format": FORMAT, "version": FORMAT_VERSION, "config": {"hidden": net.hidden, "input_dim": INPUT_DIM},
+    return {"format": FORMAT, "version": FORMAT_VERSION,
+            "config": {"hidden": net.hidden, "input_dim": input_width(net.base), "base": net.base},
             "model": {k: v.detach().cpu() for k, v in net.state_dict().items()}, **extra}
 
 
@@ -176,12 +221,15 @@ def net_from_checkpoint(data, path: str = "the checkpoint") -> BeliefNet:
     if data.get("version") != FORMAT_VERSION:
         raise ValueError(f"{path} has hand-belief version {data.get('version')!r}; this code reads {FORMAT_VERSION}")
     config = data.get("config")
-    if not isinstance(config, dict) or config.get("input_dim") != INPUT_DIM:
-        raise ValueError(f"{path} was trained on inputs of another width than this code's {INPUT_DIM}")
+    base = config.get("base", "counting") if isinstance(config, dict) else None  # (first files: counting)
+    if base not in BASES:
+        raise ValueError(f"{path}: its base must be one of {BASES}, got {base!r}")
+    if config.get("input_dim") != input_width(base):
+        raise ValueError(f"{path} was trained on inputs of another width than this code's {input_width(base)}")
     hidden = config.get("hidden")
     if not isinstance(hidden, list) or not hidden or not all(isinstance(h, int) and h > 0 for h in hidden):
         raise ValueError(f"{path}: bad hidden widths {hidden!r}")
-    net = BeliefNet(hidden)
+    net = BeliefNet(hidden, base=base)
     try:
         net.load_state_dict(data["model"])
     except (KeyError, RuntimeError, TypeError, AttributeError) as exc:

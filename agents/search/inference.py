@@ -39,7 +39,6 @@ from .worlds import (
     COMPOSITIONS,
     MAX_COMPOSITIONS,
     WorldPool,
-    composition_evidence,
     deal_log_chance,
     draw_from_pool,
     hidden_hand_counts,
@@ -66,9 +65,9 @@ def hand_hypotheses(public: State, seat: np.ndarray, worlds: np.ndarray, log: Hi
     posterior. None where no other player has put a card down.
 
     ``belief`` (a loaded hand-belief network, :mod:`.belief`): each seat's posterior is
-    its deal's chance times the network's evidence (``exp(sum_c n_c e_c)`` for hidden
-    cards n) instead of the put-down model's likelihood; the adaptive model's belief in
-    each seat's type still comes from the put-downs."""
+    the network's base (its deal's chance, or that posterior) times the network's evidence
+    (``exp(sum_c n_c e_c)`` for hidden cards n); the adaptive model's belief in each
+    seat's type still comes from the put-downs."""
     logged = log.valid(public) & (np.arange(P)[:, None] != seat[None, :])
     if not logged.any():
         return None
@@ -80,7 +79,7 @@ def hand_hypotheses(public: State, seat: np.ndarray, worlds: np.ndarray, log: Hi
     log_deal, posterior, greedy_belief = hand_posteriors(public, seat, log, logged, need, pool, config, rules,
                                                          backend, rng)
     if belief is not None:
-        posterior = log_deal + composition_evidence(belief.evidence(public, seat, log), need)
+        posterior = belief.composition_scores(public, seat, log, need, log_deal, posterior)
     hands, log_weights = sample_hands(posterior, log_deal, need, pool, count, rng, backend)
     return WorldPool(public, seat, hands.astype(np.int8), np.repeat(np.arange(public.batch_size), count),
                      log_weights, greedy_belief)
