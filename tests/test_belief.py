@@ -259,3 +259,6 @@ def test_the_training_command_resumes(tmp_path, capsys):
     second = belief_net.load_belief(f"{out}/belief.pt")
     assert any(not torch.equal(first["model"][k], v) for k, v in second.net.state_dict().items())
     assert train_belief.main(["--out", out, "--games", "0"]) == 2
+    assert train_belief.main(["--out", out, "--measure-only", "--measure-games", "2", "--players", "4"]) == 0
+    assert "| 4 players, greedy bots | network |" in capsys.readouterr().out
+    assert train_belief.main(["--out", str(tmp_path / "none"), "--measure-only"]) == 2

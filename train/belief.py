@@ -355,10 +355,15 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=1, help="seed of the games and the fit")
     parser.add_argument("--measure-games", type=int, default=400,
                         help="fresh games per setting of the held-out measurement (0: skip it)")
+    parser.add_argument("--measure-seed", type=int, default=None,
+                        help="seed of the measurement's games (default: --seed + 1; the mixed games one more)")
+    parser.add_argument("--measure-only", action="store_true",
+                        help="measure OUT/belief.pt without recording or fitting")
     return parser
 
 
 def _check(args) -> None:
+    hidden_sizes(args.hidden)
     if min(args.games, args.shard_games, args.epochs) < 1 or args.measure_games < 0:
         raise ValueError("--games, --shard-games and --epochs must be >= 1, --measure-games >= 0")
     if not 0.0 <= args.greedy_share <= 1.0 or not 0.0 < args.sample <= 1.0:
@@ -367,34 +372,44 @@ def _check(args) -> None:
 
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
+    path = os.path.join(args.out, "belief.pt")
     try:
-        hidden = hidden_sizes(args.hidden)
         _check(args)
-        started, revision = time.perf_counter(), git_revision()
-        paths = collect(args.out, args.games, args.shard_games, args.players, args.greedy_share, args.sample,
-                        args.seed, args.base == "reading", log=lambda text: print(text, flush=True))
-        data = load_shards(paths, args.base == "reading")
-        held_out = np.zeros(data["need"].shape[0], bool)
-        held_out[-min(held_out.size // 10 + 1, 20000):] = True  # the last shard's last positions
-        print(f"{(~held_out).sum():,} training positions, {held_out.sum():,} held out", flush=True)
-        net = fit(data, held_out, hidden, args.epochs, os.path.join(args.out, "train_state.pt"),
-                  args.learning_rate, seed=args.seed, log=lambda text: print(text, flush=True))
+        if args.measure_only:
+            belief = belief_net.load_belief(path)
+        else:
+            belief = belief_net.HandBelief(train(args, "python -m startups_env.train.belief " +
+                                                 " ".join(sys.argv[1:] if argv is None else argv)), path)
+            print(f"belief: {path}")
     except (ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    path = os.path.join(args.out, "belief.pt")
-    command = "python -m startups_env.train.belief " + " ".join(sys.argv[1:] if argv is None else argv)
-    atomic_save(belief_net.checkpoint(net, args=vars(args), positions=int(held_out.size), git_revision=revision,
-                                      wall_time=time.perf_counter() - started, command=command), path)
-    print(f"belief: {path}")
     if args.measure_games:
-        belief = belief_net.HandBelief(net, path)
-        results = {f"4 players, greedy bots (seed {args.seed + 1})":
-                   measure(belief, args.measure_games, (4,), 1.0, args.seed + 1),
-                   f"{'-'.join(map(str, (min(args.players), max(args.players))))} players, mixed styles":
-                   measure(belief, args.measure_games, args.players, 0.0, args.seed + 2)}
+        seed = args.seed + 1 if args.measure_seed is None else args.measure_seed
+        results = {"4 players, greedy bots": measure(belief, args.measure_games, (4,), 1.0, seed),
+                   f"{min(args.players)}-{max(args.players)} players, mixed styles":
+                   measure(belief, args.measure_games, args.players, 0.0, seed + 1)}
+        print(f"held out: {args.measure_games} fresh games per setting, seeds {seed} and {seed + 1}")
         print(measurement_table(results))
     return 0
+
+
+def train(args, command: str) -> belief_net.BeliefNet:
+    """The run's shards (recorded where missing), the fit (resumed where saved), and
+    ``OUT/belief.pt`` written; the fitted network."""
+    started, revision = time.perf_counter(), git_revision()
+    paths = collect(args.out, args.games, args.shard_games, args.players, args.greedy_share, args.sample,
+                    args.seed, args.base == "reading", log=lambda text: print(text, flush=True))
+    data = load_shards(paths, args.base == "reading")
+    held_out = np.zeros(data["need"].shape[0], bool)
+    held_out[-min(held_out.size // 10 + 1, 20000):] = True  # the last shard's last positions
+    print(f"{(~held_out).sum():,} training positions, {held_out.sum():,} held out", flush=True)
+    net = fit(data, held_out, hidden_sizes(args.hidden), args.epochs, os.path.join(args.out, "train_state.pt"),
+              args.learning_rate, seed=args.seed, log=lambda text: print(text, flush=True))
+    atomic_save(belief_net.checkpoint(net, args=vars(args), positions=int(held_out.size), git_revision=revision,
+                                      wall_time=time.perf_counter() - started, command=command),
+                os.path.join(args.out, "belief.pt"))
+    return net
 
 
 if __name__ == "__main__":
