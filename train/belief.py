@@ -2,8 +2,9 @@
 (:mod:`startups_env.agents.search.belief`; ``search[belief=PATH]``), and measure it
 against card counting and the search's hand reading on held-out games.
 
-    python -m startups_env.train.belief --out runs/belief --games 20000 --epochs 6   # ~1 hour on 2 cores
-    python -m startups_env.agents.arena --agents 'search[belief=runs/belief/belief.pt]',greedy,greedy,greedy --players 4
+    python -m startups_env.train.belief --out runs/belief --games 50000 --epochs 4   # ~20 minutes
+    python -m startups_env.train.belief --out runs/belief_reading --base reading --games 10000 --seed 2
+    python -m startups_env.agents.arena --agents 'search[belief=runs/belief_reading/belief.pt]',greedy,greedy,greedy --players 4
 
 **Data.** Bot games of the ladder's styles at table sizes ``--players``: a share
 ``--greedy-share`` of the tables is all greedy bots (what the search meets in its target
@@ -14,12 +15,15 @@ from the view of the seat to act, the record holds the network's input
 the table's History says of each other seat), the unseen cards, how many hand cards of
 each other relative seat are hidden, and their true companies (the hidden part of
 :func:`~startups_env.startups.observe.hidden_observation`'s hands). No search is needed,
-so the data is cheap. Shards of ``--shard-games`` games (``OUT/data/shard_NNNN.npz``,
+so the data is cheap. With ``--base reading`` the network refines the search's hand
+reading instead of card counting: each record also holds the reading's distribution
+(:func:`hand_reading`, the default SearchConfig), which costs some 2 ms a position.
+Shards of ``--shard-games`` games (``OUT/data/shard_NNNN.npz``,
 written atomically; shard k seeded from (seed, k)); shards already there are kept, so an
 interrupted run continues where it stopped.
 
 **Fit.** The log-chance of each other seat's true hidden composition under the belief's
-composition distribution (card counting times the network's per-card evidence), Adam with
+composition distribution (its base times the network's per-card evidence), Adam with
 a linearly decaying learning rate; the last shard is held out and its loss printed per
 epoch. The fit's state is saved after every epoch (``OUT/train_state.pt``, atomically) and
 a rerun resumes from it; the result is ``OUT/belief.pt`` (weights only).

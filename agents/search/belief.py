@@ -18,7 +18,11 @@ composition ``n`` (counts per company, one of
 
 where ``log_deal`` is its chance in a uniform deal from the unseen cards (card counting).
 So ``e`` is the network's evidence beyond counting, a log-likelihood ratio per card, and
-``e = 0`` is card counting exactly (the output layer starts at zero). The form is the one
+``e = 0`` is card counting exactly (the output layer starts at zero). A network over the
+``"reading"`` base (:data:`BASES`) puts the search's hand reading (its posterior,
+:func:`~.inference.hand_posteriors`) in the place of ``log_deal``, and gets the reading's
+expected cards per other seat and company as inputs too: it learns what the reading
+misses or over-trusts, and ``e = 0`` is the reading. The form is the one
 the search weighs its hand hypotheses with (:func:`~.inference.hand_hypotheses` adds it to
 ``log_deal`` where the hand reading adds the put-downs' likelihood), and the network is
 fitted to it: the loss is the log-chance of each seat's true composition under exactly
