@@ -108,6 +108,13 @@ class SearchConfig:
             Hand reading weighs the two types by greedy against uniformly random put-downs
             whatever its value.
 
+    belief: None, or the path of a hand-belief network (:mod:`.belief`, trained by
+        ``python -m startups_env.train.belief``): the other players' hands are then drawn
+        from card counting times the network's per-card evidence instead of the put-down
+        model's likelihood (the adaptive model still reads each seat's type from its
+        put-downs, for the rollouts). Needs the hand reading's History
+        (``reads_hands``). Loaded when the bot is built: a bad file is a ValueError then.
+
     backend: ``"numba"``, ``"numpy"`` or None (the fastest installed), for the search's own
     steps (:mod:`.backends`); both give the same decisions for the same seed where no
     random move is drawn in the rollouts (their random moves come from different
@@ -136,6 +143,7 @@ class SearchConfig:
     greedy_prior: float = 0.5
     types_per_world: bool = True
     other_type_epsilon: float = 0.3
+    belief: str | None = None
     backend: str | None = None
 
     def __post_init__(self):
@@ -157,6 +165,11 @@ class SearchConfig:
         self._check_choices()
         if not isinstance(self.greedy, GreedyParams):
             raise ValueError(f"greedy must be a GreedyParams, got {self.greedy!r}")
+        if self.belief is not None and (not isinstance(self.belief, str) or not self.belief):
+            raise ValueError(f"belief must be None or the path of a hand-belief checkpoint, got {self.belief!r}")
+        if self.belief is not None and not self.reads_hands:
+            raise ValueError("belief draws the hands from the table's history: it needs infer_hands=True and an "
+                             "opponent_model other than 'random'")
         if self.backend is not None and self.backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS} or None (the fastest installed), got {self.backend!r}")
 

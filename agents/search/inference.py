@@ -46,6 +46,7 @@ from .worlds import (
 )
 
 if TYPE_CHECKING:
+    from .belief import HandBelief
     from .protocol import SearchBackend
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
@@ -53,14 +54,20 @@ MAX_PUT_DOWN_EVIDENCE = 5.0  # the most one older put-down can count against the
 
 
 def hand_hypotheses(public: State, seat: np.ndarray, worlds: np.ndarray, log: History, config: SearchConfig,
-                    rules: Rules, backend: SearchBackend, rng: np.random.Generator) -> WorldPool | None:
+                    rules: Rules, backend: SearchBackend, rng: np.random.Generator,
+                    belief: HandBelief | None = None) -> WorldPool | None:
     """The hand hypotheses a decision's search draws its worlds from: for each game i of
     ``public`` (seen by ``seat`` int[n]), ``config.inference_oversample`` times
     ``min(worlds[i], config.determinizations)`` hands of the other seats drawn from their
     posteriors (:func:`hand_posteriors`, from ``log``, the games' History), each weighted
     by how the joint deal of its hands differs from the product of their separate deals
     (:func:`~.worlds.sample_hands`), so that the weighted hypotheses follow the joint
-    posterior. None where no other player has put a card down."""
+    posterior. None where no other player has put a card down.
+
+    ``belief`` (a loaded hand-belief network, :mod:`.belief`): each seat's posterior is
+    the network's base (its deal's chance, or that posterior) times the network's evidence
+    (``exp(sum_c n_c e_c)`` for hidden cards n); the adaptive model's belief in each
+    seat's type still comes from the put-downs."""
     logged = log.valid(public) & (np.arange(P)[:, None] != seat[None, :])
     if not logged.any():
         return None
@@ -69,10 +76,13 @@ def hand_hypotheses(public: State, seat: np.ndarray, worlds: np.ndarray, log: Hi
     count = np.minimum(worlds, config.determinizations) * config.inference_oversample
     need = hidden_hand_counts(public, seat)  # [P, n]
     pool = queries.unseen(public, seat).astype(np.int64)  # [C, n]
-    log_deal, posterior, belief = hand_posteriors(public, seat, log, logged, need, pool, config, rules, backend, rng)
+    log_deal, posterior, greedy_belief = hand_posteriors(public, seat, log, logged, need, pool, config, rules,
+                                                         backend, rng)
+    if belief is not None:
+        posterior = belief.composition_scores(public, seat, log, need, log_deal, posterior)
     hands, log_weights = sample_hands(posterior, log_deal, need, pool, count, rng, backend)
     return WorldPool(public, seat, hands.astype(np.int8), np.repeat(np.arange(public.batch_size), count),
-                     log_weights, belief)
+                     log_weights, greedy_belief)
 
 
 def hand_posteriors(public: State, seat: np.ndarray, log: History, logged: np.ndarray, need: np.ndarray,

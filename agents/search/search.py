@@ -92,6 +92,7 @@ class SearchAgent(Agent):
                              f"policy network ('ppo:PATH'), got {prior!r}")
         self.prior = prior
         self.backend = search_backend(config.backend)
+        self.belief = _hand_belief(config.belief)
         self.rollouts = Rollouts(config, self.rules, self.backend, self.rollout_policy)
         self.last_values = np.zeros((0, NUM_ACTIONS))  # (see act)
 
@@ -245,7 +246,8 @@ class SearchAgent(Agent):
         """:func:`.inference.hand_hypotheses` of the games of ``public`` (seen by ``seat``,
         ``worlds`` per candidate in their first round) from their History ``log``, with this
         search's settings and generator."""
-        return hand_hypotheses(public, seat, worlds, log, self.config, self.rules, self.backend, self.rng)
+        return hand_hypotheses(public, seat, worlds, log, self.config, self.rules, self.backend, self.rng,
+                               self.belief)
 
     def _schedule(self, worlds: np.ndarray):
         """The rounds of sequential halving: (round, worlds per candidate int[n], whether the
@@ -316,6 +318,17 @@ class SearchAgent(Agent):
         each = slice(None, None, repeats)
         return Outcomes(cand_game[candidate[each]], cand_plan[candidate[each]], world_row[each],
                         values.reshape(-1, repeats).mean(axis=1))
+
+
+def _hand_belief(path: str | None):
+    """The hand-belief network at ``path`` (``config.belief``), or None; a ValueError
+    where the file is not one. (Its module, and torch, are imported only where one is
+    asked for.)"""
+    if path is None:
+        return None
+    from .belief import load_belief
+
+    return load_belief(path)
 
 
 def _rollout_policy(policy, rng: np.random.Generator) -> Agent | None:

@@ -136,6 +136,28 @@ def deal_log_chance(pool: np.ndarray, composition: np.ndarray, size: np.ndarray)
     return _log_choose(pool, composition).sum(axis=1) - _log_choose(pool.sum(axis=1), size)
 
 
+def composition_evidence(evidence: np.ndarray, need: np.ndarray) -> np.ndarray:
+    """float[7, n, 56]: ``sum_c n_c * evidence[s, i, c]`` for each composition n of
+    ``need[s, i]`` hidden cards (:data:`COMPOSITIONS`; ``evidence`` float[7, n, C], a
+    log-likelihood ratio per card, by seat): a per-card evidence as a log-likelihood of
+    each composition (the hand-belief network's, :mod:`.belief`)."""
+    return np.einsum("snkc,snc->snk", COMPOSITIONS[need], evidence)
+
+
+def composition_posterior(scores: np.ndarray, need: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(log_probs float[7, n, 56], expected float[7, n, C]): composition scores
+    (float[7, n, 56], an unnormalised log-chance of each composition of ``need[s, i]``
+    hidden cards; -inf where impossible) normalised over each seat's compositions, and the
+    cards per company they expect. A seat with no possible composition (no hidden cards
+    to score) gets NaN log-chances and expects nothing."""
+    scores = np.where(COMPOSITION_VALID[need], scores, -np.inf)
+    top = scores.max(axis=2, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):  # (the seats with no possible composition)
+        log_probs = scores - top - np.log(np.exp(scores - top).sum(axis=2, keepdims=True))
+    expected = np.einsum("snk,snkc->snc", np.nan_to_num(np.exp(log_probs)), COMPOSITIONS[need])
+    return log_probs, expected
+
+
 def sample_hands(posterior: np.ndarray, log_deal: np.ndarray, need: np.ndarray, pool: np.ndarray,
                  count: np.ndarray, rng: np.random.Generator, backend: SearchBackend
                  ) -> tuple[np.ndarray, np.ndarray]:
