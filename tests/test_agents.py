@@ -292,7 +292,7 @@ def test_search_race_drops_clear_losers_and_stops_when_the_leader_is_clear():
     runs = {}
     for race_z in (0.0, 2.5):
         bot = _ScriptedSearch(means, 0.05, race_z=race_z, determinizations=32, halving_rounds=1)
-        runs[race_z] = bot._search(public_state(public, public.current.astype(np.intp)), candidates, None), bot
+        runs[race_z] = bot._search(public_state(public, public.current.astype(np.intp)), candidates, None)[0], bot
     plain, raced = runs[0.0], runs[2.5]
     assert plain[0][0] == raced[0][0] == 0
     assert raced[0][1] in (0, 1)
