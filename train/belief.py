@@ -61,10 +61,10 @@ from startups_env.startups.simulator import Simulator
 from startups_env.startups.state import State, hidden_hand_counts, public_state
 from startups_env.table import act_for_seats
 from startups_env.tools.cli import PLAYERS_FORMS, players_arg, prog
-from startups_env.tools.files import atomic_write
 
-from .common import atomic_save, git_revision, hidden_sizes
-from .distill import OTHER_HANDS
+from .common import atomic_save, derived_seed, git_revision, hidden_sizes
+from . import distill
+from .distill import OTHER_HANDS, save_shard
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
 OTHERS = P - 1
@@ -151,17 +151,7 @@ def collect_shard(games: int, players: tuple[int, ...], greedy_share: float, sam
 def load_shards(paths: list[str], reading: bool = False) -> dict[str, np.ndarray]:
     """The shards' records concatenated (with the hand reading's where ``reading``);
     ValueError naming a file that is not such a shard."""
-    if not paths:
-        raise ValueError("no shards to load")
-    parts = []
-    keys = SHARD_KEYS + (("reading",) if reading else ())
-    for path in paths:
-        try:
-            with np.load(path, allow_pickle=False) as f:
-                parts.append({key: f[key] for key in keys})
-        except (OSError, ValueError, KeyError, EOFError) as exc:
-            raise ValueError(f"{path} is not a readable belief shard: {type(exc).__name__}: {exc}") from exc
-    return {key: np.concatenate([p[key] for p in parts]) for key in keys}
+    return distill.load_shards(paths, SHARD_KEYS + (("reading",) if reading else ()), kind="belief")
 
 
 def true_composition(need: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
@@ -197,15 +187,6 @@ def tensors(data: dict[str, np.ndarray], rows: np.ndarray) -> dict[str, torch.Te
     return batch
 
 
-def shard_seed(seed: int, index: int) -> int:
-    """Shard ``index``'s games' seed, from (seed, index) alone."""
-    return int(np.random.SeedSequence([seed, index]).generate_state(1)[0])
-
-
-def save_shard(data: dict[str, np.ndarray], path: str) -> None:
-    atomic_write(path, lambda f: np.savez_compressed(f, **data), make_folders=True)
-
-
 def collect(out: str, games: int, shard_games: int, players: tuple[int, ...], greedy_share: float, sample: float,
             seed: int, reading: bool = False, log=print) -> list[str]:
     """Write the run's shards into ``out``/data (those already there are kept; with the
@@ -216,7 +197,7 @@ def collect(out: str, games: int, shard_games: int, players: tuple[int, ...], gr
     for k, path in enumerate(paths):
         if os.path.exists(path):
             continue
-        data = collect_shard(shard_games, players, greedy_share, sample, shard_seed(seed, k), reading)
+        data = collect_shard(shard_games, players, greedy_share, sample, derived_seed(seed, k), reading)
         save_shard(data, path)
         log(f"shard {k + 1}/{shards}: {data['need'].shape[0]:,} positions, "
             f"{time.perf_counter() - tick:.0f} s since the start")

@@ -28,6 +28,12 @@ def plain(obj: Any) -> Any:
     return obj
 
 
+def derived_seed(seed: int, index: int) -> int:
+    """The seed of part ``index`` (a round, a shard) of a run seeded ``seed``: from the two
+    alone, so a part is the same whichever parts ran before it."""
+    return int(np.random.SeedSequence([seed, index]).generate_state(1)[0])
+
+
 def atomic_save(obj: Any, path: str) -> None:
     """torch.save of plain data, atomically and flushed to disk (:func:`atomic_write`): a
     reader (or a resume after a crash) sees the old file or the new one, never a torn one."""

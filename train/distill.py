@@ -186,10 +186,11 @@ def save_shard(data: dict[str, np.ndarray], path: str) -> None:
     atomic_write(path, lambda f: np.savez_compressed(f, **data), make_folders=True)
 
 
-def load_shards(paths: list[str], keys: tuple[str, ...] = SHARD_KEYS) -> dict[str, np.ndarray]:
-    """The shards' decisions (the arrays ``keys``, ``game`` among them) concatenated;
-    ``game`` is renumbered to be unique across shards. Raises ValueError naming a file that
-    is not a shard, or lacks one of ``keys`` (shards written before ``hands`` was recorded
+def load_shards(paths: list[str], keys: tuple[str, ...] = SHARD_KEYS,
+                kind: str = "distillation") -> dict[str, np.ndarray]:
+    """The shards' arrays ``keys`` concatenated; where ``game`` is among them, it is
+    renumbered to be unique across shards. Raises ValueError naming a file that is not a
+    ``kind`` shard, or lacks one of ``keys`` (shards written before ``hands`` was recorded
     lack it)."""
     if not paths:
         raise ValueError("no shards to load")
@@ -200,10 +201,11 @@ def load_shards(paths: list[str], keys: tuple[str, ...] = SHARD_KEYS) -> dict[st
             with np.load(path, allow_pickle=False) as f:
                 shard = {k: f[k] for k in keys}
         except (OSError, ValueError, KeyError, EOFError) as exc:
-            raise ValueError(f"{path} is not a readable distillation shard: {type(exc).__name__}: {exc}") from exc
+            raise ValueError(f"{path} is not a readable {kind} shard: {type(exc).__name__}: {exc}") from exc
         for k in keys:
             parts[k].append(shard[k] + offset if k == "game" else shard[k])
-        offset += int(shard["game"].max(initial=-1)) + 1
+        if "game" in keys:
+            offset += int(shard["game"].max(initial=-1)) + 1
     return {k: np.concatenate(v) for k, v in parts.items()}
 
 

@@ -63,7 +63,7 @@ from startups_env.tools.cli import PLAYERS_FORMS, players_arg, prog
 from startups_env.tools.distributed import add_worker_arguments, workers_from_args
 from startups_env.tools.files import atomic_write
 
-from .common import atomic_save, atomic_write_text, git_revision, hidden_sizes
+from .common import atomic_save, atomic_write_text, derived_seed, git_revision, hidden_sizes
 from .distill import SHARD_KEYS, fit, label_shard, load_shards, save_shard, shard_jobs
 
 #: The arrays of a labelled shard the fit reads: distill's, and the true hands.
@@ -77,11 +77,6 @@ EARLIER_DEFAULTS = {"value_weight": 0.0, "value_temperature": 0.03}
 
 def round_dir(out: str, index: int) -> str:
     return os.path.join(out, f"round_{index:03d}")
-
-
-def round_seed(seed: int, index: int) -> int:
-    """The seed of round ``index``'s games (its shards derive theirs from it and their index)."""
-    return int(np.random.SeedSequence([seed, index]).generate_state(1)[0])
 
 
 def round_players(out: str, index: int, styles: list[str], seed: int) -> tuple[str, list[str]]:
@@ -114,7 +109,7 @@ def label_round(args, pool, index: int) -> list[str]:
     driver, opponents = round_players(args.out, index, split_names(args.styles), args.seed)
     shards = -(-args.round_games // args.shard_games)
     jobs = shard_jobs(shards, args.shard_games, args.players, args.teacher, opponents, driver,
-                      round_seed(args.seed, index))
+                      derived_seed(args.seed, index))
     paths = [os.path.join(round_dir(args.out, index), "data", f"shard_{k:04d}.npz") for k in range(shards)]
     todo = [job for job in jobs if not os.path.exists(paths[job["index"]])]
     for i, data in pool.run(label_timed, todo):
@@ -145,7 +140,7 @@ def fit_round(args, index: int) -> tuple[str, dict, float]:
              for path in sorted(glob.glob(os.path.join(round_dir(args.out, k), "data", "shard_*.npz")))]
     data = load_shards(paths, EXIT_KEYS + (("values",) if args.value_weight else ()))
     model, report = fit(data, hidden_sizes(args.hidden), args.epochs, args.learning_rate,
-                        seed=round_seed(args.seed, index), log=lambda line: print(f"  {line}", flush=True),
+                        seed=derived_seed(args.seed, index), log=lambda line: print(f"  {line}", flush=True),
                         value_weight=args.value_weight, value_temperature=args.value_temperature)
     path = os.path.join(round_dir(args.out, index), "policy.pt")
     atomic_save(checkpoint_dict(model, kind="policy", round=index, args=settings_of(args), fit=report,

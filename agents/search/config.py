@@ -110,9 +110,9 @@ class SearchConfig:
 
     belief: None, or the path of a hand-belief network (:mod:`.belief`, trained by
         ``python -m startups_env.train.belief``): the other players' hands are then drawn
-        from card counting times the network's per-card evidence instead of the put-down
-        model's likelihood (the adaptive model still reads each seat's type from its
-        put-downs, for the rollouts). Needs the hand reading's History
+        from the network's base (card counting, or the hand reading's posterior: the
+        ``base`` it was trained on) times its per-card evidence (the adaptive model still
+        reads each seat's type from its put-downs, for the rollouts). Needs the hand reading's History
         (``reads_hands``). Loaded when the bot is built: a bad file is a ValueError then.
 
     backend: ``"numba"``, ``"numpy"`` or None (the fastest installed), for the search's own

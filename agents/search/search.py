@@ -238,8 +238,7 @@ class SearchAgent(Agent):
                 alive[halve] &= rank < -(-count[halve] // 2)[:, None]
             if config.race_z and rounds:
                 alive &= ~_clear_losers(rounds, alive, sums, config.race_z)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            values = np.where(met > 0, sums / np.maximum(met, 1), np.nan) - (0.0 if bonus is None else bonus)
+        values = np.where(met > 0, sums / np.maximum(met, 1), np.nan) - (0.0 if bonus is None else bonus)
         return np.where(alive, sums, -np.inf).argmax(axis=1).astype(np.int64), values
 
     def _hand_hypotheses(self, public: State, seat: np.ndarray, worlds: np.ndarray, log: History) -> WorldPool | None:
