@@ -49,6 +49,18 @@ def test_an_unknown_ruleset_is_a_value_error_naming_the_choices(text):
     assert "summary" in str(err.value) and "market_row" in str(err.value)
 
 
+def test_the_env_takes_a_ruleset_by_name():
+    """docs/rules.md's ``startups_env.env(ruleset="summary")`` raised "unknown keyword arguments
+    ['ruleset']": the keywords were copied before ``ruleset`` was taken out of them."""
+    import startups_env
+
+    env = startups_env.env(ruleset="summary", num_players=3, turn_cap=60)
+    assert env.unwrapped.rules == Rules.preset("summary", num_players=3, turn_cap=60)
+    assert startups_env.env(ruleset="market_row").unwrapped.rules == Rules(market_row=True)
+    with pytest.raises(ValueError, match="market_row"):  # one option set two ways
+        startups_env.env(ruleset="summary", market_row=False)
+
+
 def test_options_must_be_bools():
     with pytest.raises(ValueError, match="market_row must be a bool"):
         Rules(market_row=1)

@@ -298,7 +298,11 @@ class raw_env(AECEnv):
         if not isinstance(history, bool):
             raise ValueError(f"history must be True or False, got {history!r}")
         if "ruleset" in rules_kwargs:  # a preset or options by name (Rules.preset)
-            rules_kwargs = {**rules_kwargs, **parse_ruleset(rules_kwargs.pop("ruleset"))}
+            options = parse_ruleset(rules_kwargs.pop("ruleset"))
+            both = sorted(set(options) & set(rules_kwargs))
+            if both:
+                raise ValueError(f"the options {both} are set by ruleset=; pass them one way, not both")
+            rules_kwargs.update(options)
         unknown = sorted(set(rules_kwargs) - set(_RULES_FIELDS))
         if unknown:
             raise ValueError(f"unknown keyword arguments {unknown}; Rules fields are {list(_RULES_FIELDS)}")
