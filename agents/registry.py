@@ -58,7 +58,10 @@ is reported before a tournament starts rather than in the middle of one.
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 import importlib
+import inspect
 import os
 import re
 import traceback
@@ -259,6 +262,7 @@ def build_agent(spec: str, seed: int | None = None, *, check_players: int | None
     name, kwargs = parse_agent_spec(spec)
     label = spec.strip()
     try:
+        check_settings(name, kwargs, game)
         agent = make_agent(name, seed=seed, game=game, **kwargs)
         if check_players is not None and is_outside_spec(name):
             check_agent(make_agent(name, seed=seed, game=game, **kwargs), check_players, game=game)
@@ -269,6 +273,81 @@ def build_agent(spec: str, seed: int | None = None, *, check_players: int | None
     if isinstance(agent, OutsideAgent):
         agent.name = label
     return agent
+
+
+def check_settings(name: str, settings: dict, game: str = DEFAULT_GAME) -> None:
+    """ValueError for a setting the agent ``name`` does not take (``search[max_candidate=4]``),
+    naming the nearest valid one and listing them all (:func:`agent_settings`)."""
+    valid = agent_settings(name, game) if settings else None
+    for key in [] if valid is None else settings:
+        if key not in valid:
+            near = difflib.get_close_matches(key, valid, n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise ValueError(f"unknown setting {key!r}{hint}; the settings of {name.strip()!r} are "
+                             f"{', '.join(valid) or 'none'}")
+
+
+def agent_settings(name: str, game: str = DEFAULT_GAME) -> tuple[str, ...] | None:
+    """The settings a spec's brackets may give the agent ``name``: the keyword arguments of
+    its constructor or factory, with the fields they stand for (the search's
+    ``SearchConfig``, the greedy bot's ``GreedyParams``, OpenSpiel's game settings), but
+    those that take an object rather than a value (``config``, ``rules``, ``params``). None
+    where that is not known here: a factory taking ``**kwargs``, a name no agent has, or a
+    bot whose library is missing (:func:`make_agent` then says why)."""
+    key, game = name.strip(), game_by_name(game).name
+    bots = _RULE_BASED if game == DEFAULT_GAME else GAME_BOTS.get(game, {})
+    try:
+        if key in bots:
+            module, cls = bots[key]
+            target = getattr(importlib.import_module(f".{module}", __package__), cls)
+            fields = importlib.import_module(".greedy", __package__).GreedyParams if key == "greedy" else None
+            return _keywords(target, ("seed", "params"), fields)
+        if key == "search" and game == DEFAULT_GAME:
+            from .search import SearchAgent
+            from .search.config import SearchConfig
+
+            return _keywords(SearchAgent, ("seed", "config", "rules"), SearchConfig)
+        if key in ("ppo", "exit") or key.startswith("ppo:"):
+            from .ppo import load_ppo_agent
+
+            return _keywords(load_ppo_agent, ("path", "seed", "game"))
+        if key.startswith("sb3:"):
+            from .sb3 import load_sb3_agent
+
+            return _keywords(load_sb3_agent, ("path", "seed"))
+        if key.startswith(OPENSPIEL_PREFIX):
+            return _openspiel_settings(key[len(OPENSPIEL_PREFIX):])
+        if OUTSIDE_SPEC.fullmatch(key):
+            return _keywords(_outside_callable(key), ("seed",))
+    except ImportError:
+        return None
+    return None
+
+
+def _openspiel_settings(kind: str) -> tuple[str, ...] | None:
+    """:func:`agent_settings` of ``openspiel:KIND``: the game's settings, and IS-MCTS's or an
+    outside factory's own."""
+    from .openspiel_bots import GAME_SETTINGS, make_ismcts
+
+    if kind == "random":
+        return GAME_SETTINGS
+    own = _keywords(make_ismcts, ()) if kind == "ismcts" else (
+        _keywords(_outside_callable(kind), ("game", "player_id", "seed")) if OUTSIDE_SPEC.fullmatch(kind) else None)
+    return None if own is None else own + GAME_SETTINGS
+
+
+def _keywords(function, skip: tuple[str, ...], fields=None) -> tuple[str, ...] | None:
+    """The keyword arguments ``function`` (or a class's constructor) takes, but ``skip``;
+    ``**kwargs`` stand for the dataclass ``fields`` (None: for anything)."""
+    names, takes_any = [], False
+    for parameter in inspect.signature(function).parameters.values():
+        if parameter.kind is parameter.VAR_KEYWORD:
+            takes_any = True
+        elif parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY) and parameter.name not in skip:
+            names.append(parameter.name)
+    if takes_any and fields is None:
+        return None
+    return tuple(names) + (tuple(field.name for field in dataclasses.fields(fields)) if takes_any else ())
 
 
 def check_agent(agent: Agent, players: int, game: str = DEFAULT_GAME) -> None:

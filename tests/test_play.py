@@ -133,7 +133,7 @@ def test_quit_and_end_of_input_leave_cleanly(tmp_path):
         (["--players", "3", "--seat", "3"], "--seat must be in 0..2"),
         (["--players", "8"], "argument --players: players must be between 2 and 7, got [8]"),
         (["--players", "3-4"], "argument --players: this tool plays one table size at a time, got '3-4'"),
-        (["--players", "3", "--opponents", "random[speed=3]"], "unexpected keyword argument 'speed'"),
+        (["--players", "3", "--opponents", "random[speed=3]"], "unknown setting 'speed'; the settings of 'random' are none"),
         # argparse's own checks: reported the same way, not by exiting the caller's process
         (["--players", "x"], "argument --players: players must look like '4', '3-7' or '3,4,6', got 'x'"),
         (["--rounds", "2"], "argument --rounds: invalid choice: 2"),

@@ -24,6 +24,7 @@ from startups_env.agents.registry import (
     TRIAL_STEPS,
     OutsideAgent,
     UnknownAgentError,
+    agent_settings,
     build_agent,
     check_agent,
     is_outside_spec,
@@ -276,7 +277,7 @@ def test_run_arena_takes_a_plain_callable():
     (":make_pettingzoo_bot[mode=float]", r"must return one integer action id"),
     (":NOT_CALLABLE", r"is a int, not a factory"),
     (":nothing_here", r"has no 'nothing_here'"),
-    (":make_bot[colour=red]", r"TypeError: make_bot\(\) got an unexpected keyword argument 'colour'"),
+    (":make_bot[colour=red]", r"unknown setting 'colour'; the settings of '\w+:make_bot' are mode, after"),
 ])
 def test_a_bad_outside_bot_fails_before_the_tournament_and_writes_nothing(bot_module, tmp_path, capsys, suffix,
                                                                           message):
@@ -495,3 +496,39 @@ def test_sb3_errors(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "sb3_contrib", None)  # as if it were not installed
     with pytest.raises(ValueError, match=r"needs sb3-contrib.*'train' extra"):
         build_agent(f"sb3:{junk}")
+
+
+@pytest.mark.parametrize("spec, nearest, valid", [
+    ("search[max_candidate=4]", "max_candidates", "determinizations"),
+    ("greedy[spred=1]", "spread", "draw_bonus"),
+    ("banker[min_coin=1]", "min_coins", "useful_bonus"),
+    ("noisy[epsilom=0.1]", "epsilon", "epsilon"),
+    ("ppo[determinstic=false]", "deterministic", "deterministic"),
+    ("exit[determinstic=false]", "deterministic", "deterministic"),
+    ("openspiel:ismcts[max_simulation=12]", "max_simulations", "uct_c"),
+    ("openspiel:random[turncap=50]", "turn_cap", "rounds"),
+])
+def test_a_mistyped_setting_names_the_nearest_and_the_valid_ones(spec, nearest, valid):
+    """``search[max_candidate=4]`` answered with SearchConfig.__init__()'s TypeError, and
+    ``openspiel:ismcts[max_simulation=12]`` with make_ismcts()'s: neither said what is valid."""
+    if spec.startswith("openspiel:"):
+        pytest.importorskip("pyspiel")
+    with pytest.raises(ValueError) as err:
+        build_agent(spec, seed=0)
+    message = str(err.value)
+    assert message.startswith(f"agent {spec!r}: unknown setting ") and f"(did you mean {nearest!r}?)" in message
+    assert re.search(rf"the settings of '[\w:]+' are .*\b{valid}\b", message), message
+    assert "__init__" not in message and "unexpected keyword" not in message
+
+
+def test_settings_of_outside_and_other_game_bots(bot_module):
+    """An outside factory's own keywords are its settings; a factory taking **kwargs takes
+    any; the other game's bots are checked alike."""
+    with pytest.raises(ValueError, match=r"unknown setting 'mod' \(did you mean 'mode'\?\)"):
+        build_agent(f"{bot_module}:make_bot[mod=ok]")
+    assert agent_settings(f"{bot_module}:make_bot") == ("mode", "after")
+    assert agent_settings("nobody") is None and agent_settings("search", "startap") is None
+    with pytest.raises(ValueError, match="unknown setting 'speed'; the settings of 'builder' are none"):
+        build_agent("builder[speed=2]", game="startap")
+    with pytest.raises(ValueError, match="unknown agent 'nobody'"):  # the name is checked as before
+        build_agent("nobody[speed=2]")

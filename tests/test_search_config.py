@@ -79,7 +79,9 @@ def test_a_spec_builds_the_config_of_its_keywords(spec, fields):
     ("search[horizon=0,determinizations=0]", "determinizations must be an int >= 1, got 0"),
     ("search[value=best]", "value must be one of ('soft', 'win', 'rank'), got 'best'"),
     ("search[backend=cuda]", "backend must be one of"),
-    ("search[nonsense=1]", "unexpected keyword argument 'nonsense'"),
+    ("search[nonsense=1]", "unknown setting 'nonsense'; the settings of 'search' are rollout_policy, prior, "
+                           "determinizations,"),
+    ("search[max_candidate=4]", "unknown setting 'max_candidate' (did you mean 'max_candidates'?)"),
 ])
 def test_a_bad_spec_names_the_spec_and_the_field(spec, message):
     with pytest.raises(ValueError, match=re.escape(f"agent {spec!r}: ") + ".*" + re.escape(message)):
