@@ -472,3 +472,35 @@ def test_a_market_row_shows_each_take_s_price_within_its_bounds():
         np.testing.assert_array_equal(take, -queries.row_prices(state.market_order).T)
         lowest = min(lowest, take.min())
     assert lowest < -3
+
+
+@pytest.mark.parametrize("ruleset", ["rulebook", "market_row"])
+def test_take_coins_is_the_market_s_whether_or_not_the_take_is_possible_now(ruleset):
+    """docs/api.md: ``take_coins[c]`` is what a take of company c would gain by the market
+    alone (the coins on its front-most card, less the row's price under ``market_row``; 0
+    without a market card), the same for every observer, in both phases, and also where the
+    player to act cannot take c now: they hold c's chip, or cannot pay the row's price."""
+    b, n = 48, 4
+    sim = Simulator(Rules.preset(ruleset, num_players=n), b, seed=5)
+    seen, games = set(), np.arange(b)
+    while not sim.done.all():
+        s, mask = sim.state, sim.legal_mask()
+        running = ~sim.done
+        take = views(observe(s, s.current.astype(np.intp)))["take_coins"].T  # [C, B]
+        for seat in range(n):  # every observer sees the same entries
+            assert np.array_equal(views(observe(s, np.full(b, seat)))["take_coins"].T[:, running], take[:, running])
+        listed = s.market_count > 0
+        assert np.all(take[~listed] == 0)
+        own_chip = s.chip == s.current[None].astype(s.chip.dtype)
+        blocked = running & (s.phase == 0) & listed & ~mask[:, 1:7].T  # [C, B]: a market card, no take
+        seen.update({"put-down"} if (running & (s.phase == 1) & listed.any(axis=0) & (take != 0).any(axis=0)).any()
+                    else set())
+        seen.update({"chip held"} if (blocked & own_chip).any() else set())
+        seen.update({"unaffordable"} if (blocked & ~own_chip & (-take > s.coins[s.current, games])).any() else set())
+        actions = sim.random_actions(mask)
+        coins_before = s.coins[s.current, games].astype(int)
+        seat, taking = s.current.astype(np.intp), running & (actions >= 1) & (actions <= 6)
+        sim.step(actions)
+        gained = sim.state.coins[seat, games].astype(int) - coins_before
+        assert np.array_equal(gained[taking], take[actions[taking] - 1, games[taking]])  # a take gains take_coins
+    assert seen == ({"put-down", "chip held", "unaffordable"} if ruleset == "market_row" else {"put-down", "chip held"})

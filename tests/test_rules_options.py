@@ -165,6 +165,20 @@ def test_payments_are_three_points_a_share():
     assert sim.state.scores[:3, 0].tolist() == [43, 10, -23]
 
 
+def test_the_env_s_threes_count_the_shares_paid_in_points():
+    """docs/api.md: under payout_in_points no 3-point coin changes hands, and ``info["threes"]``
+    counts the 3-point payments received (seat 0 is paid 11 shares, seat 1 is paid 4)."""
+    from startups_env.envs.aec import raw_env
+
+    deck, actions = draw_keep_game(**DEBT_GAME)
+    game = raw_env(num_players=3, payout_in_points=True)
+    game.reset(options={"deck": deck})
+    for action in actions:
+        game.step(int(action))
+    infos = [game.infos[f"player_{seat}"] for seat in range(3)]
+    assert [info["threes"] for info in infos] == [11, 4, 0] and [info["score"] for info in infos] == [43, 10, -23]
+
+
 def test_the_summary_ruleset_scores_both_ways_at_once():
     sim = _debt_game(chip_triples_coins=True, payout_in_points=True)
     # Seat 0: 30 + 33; seat 1: 30 + 12 - 12; seat 2: 10 - 33 (no majority: not tripled).

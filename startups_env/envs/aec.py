@@ -130,8 +130,9 @@ the same step, under `reward=` (`Rules.reward`):
 Rewards are Python floats computed in float64, so under the zero-sum schemes one game's
 rewards sum to 0 to float64 precision (the batch simulator's are float32).
 
-When the game ends every agent's `infos[agent]` holds `"score"` (1-point balance plus
-3 x the 3-point coins received), `"threes"` (3-point coins received), `"rank"` (0 =
+When the game ends every agent's `infos[agent]` holds `"score"` (in the rulebook's game the 1-point
+balance plus 3 x `"threes"`; docs/rules.md for the others), `"threes"` (the shares paid to the agent at the payout: its 3-point
+coins, or under `payout_in_points` its 3-point payments received), `"rank"` (0 =
 winner, tie-breaks applied) and `"truncated"` (True if the turn cap ended it); in the
 round game (`rounds=4`) also `"round_points"`, and `"rank"` is the round-game ranking.
 During play the infos are empty dicts.
