@@ -59,7 +59,15 @@ from startups_env.startups.rules import DEFAULT_TURN_CAP, Rules
 from startups_env.table.driver import Table
 from startups_env.table.games import DEFAULT_GAME, game_by_name
 from startups_env.table.policy import as_policy, policy_name
-from startups_env.tools.cli import add_game_argument, add_rules_argument, prog, table_size_arg
+from startups_env.tools.cli import (
+    add_game_argument,
+    add_progress_argument,
+    add_rules_argument,
+    add_traceback_argument,
+    game_and_ruleset,
+    prog,
+    table_size_arg,
+)
 from startups_env.tools.distributed import Workers, add_worker_arguments, progress_bar, workers_from_args
 from startups_env.tools.files import atomic_write
 
@@ -199,6 +207,11 @@ class ArenaResult:
             **self.extra,
         }
 
+    def played(self) -> str:
+        """What was played, as the table's footer and the plot's title name it:
+        :func:`game_and_ruleset` of the result's game and ruleset."""
+        return game_and_ruleset(self.game, self.extra.get("rules", "rulebook"))
+
     def table(self) -> str:
         rows = self.entry_stats()
         width = max(8, *(len(f"{i}:{r['name']}") for i, r in enumerate(rows)))
@@ -216,7 +229,7 @@ class ArenaResult:
             )
         share = self.truncated_games / self.games if self.games else 0.0
         deals = self.games // self.players
-        lines.append(f"{self.players} players, {self.games} games ({deals} deal{'s' if deals != 1 else ''} x "
+        lines.append(f"{self.played()}: {self.players} players, {self.games} games ({deals} deal{'s' if deals != 1 else ''} x "
                      f"{self.players} seatings), seed {self.seed}; truncated by the turn cap: "
                      f"{self.truncated_games} ({100 * share:.2f}%); mean turns {self.turns.mean():.1f}; "
                      f"wall {self.wall_seconds:.1f} s")
@@ -271,7 +284,7 @@ class ArenaResult:
         ax2.errorbar(wr, y, xerr=error_bars(wr, ci), fmt="s", capsize=4, color="tab:orange")
         ax2.axvline(1.0 / self.players, color="grey", lw=0.8, ls="--")
         ax2.set_xlabel("win rate (95% Wilson CI)")
-        fig.suptitle(f"{self.players} players, {self.games} games, seed {self.seed}")
+        fig.suptitle(f"{self.played()}: {self.players} players, {self.games} games, seed {self.seed}")
         fig.tight_layout()
         atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=100), make_folders=True)
         plt.close(fig)
@@ -558,16 +571,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--json", help="write the results as JSON here")
     p.add_argument("--csv", help="write the per-agent table as CSV here")
     p.add_argument("--plot", help="write a PNG of ratings and win rates here")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_progress_argument(p)
     add_traceback_argument(p)
     add_worker_arguments(p)
     return p
-
-
-def add_traceback_argument(parser) -> None:
-    parser.add_argument("--traceback", action="store_true",
-                        help="on an error, print Python's whole traceback before the message (e.g. of an outside "
-                             "bot that raised)")
 
 
 def command_line_error(parser, exc: BaseException, show_traceback: bool):
@@ -610,7 +617,7 @@ def main(argv=None) -> int:
         rules = game.make_rules(args.players, ruleset=args.rules, **settings)
         with workers_from_args(args) as pool:  # an unreachable cluster fails here, before any game
             result = run_arena(specs, args.players, args.games, args.seed, rules=rules, game=game,
-                               batch_size=args.batch_size, progress=not args.no_progress, workers=pool)
+                               batch_size=args.batch_size, progress=args.progress, workers=pool)
     except (ValueError, FileNotFoundError, ConnectionError) as exc:
         command_line_error(parser, exc, args.traceback)
     print(result.table())

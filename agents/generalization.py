@@ -14,23 +14,36 @@ on the ruleset is worth; the shipped policy (``ppo``) was trained on the ruleboo
 from __future__ import annotations
 
 import argparse
+import sys
 
 from startups_env.startups.rules import Rules
-from startups_env.tools.cli import RULES_FORMS, prog, rules_arg
+from startups_env.table.games import DEFAULT_GAME, game_by_name
+from startups_env.tools.cli import (
+    RULES_FORMS,
+    add_progress_argument,
+    add_traceback_argument,
+    prog,
+    report_error,
+    rules_arg,
+)
 
 from .arena import run_arena
 from .registry import split_names
 
 
 def generalization_table(heroes: list[str], rulesets: list[str], games: int, seed: int = 0,
-                         baseline: str = "greedy", players: int = 4) -> dict[str, dict[str, dict]]:
+                         baseline: str = "greedy", players: int = 4, progress: bool = False) -> dict[str, dict[str, dict]]:
     """{hero: {ruleset: the hero's arena row}} of each hero against ``players - 1`` copies of
-    ``baseline`` on each ruleset (``Rules.preset`` names), ``games`` games each."""
+    ``baseline`` on each ruleset (``Rules.preset`` names), ``games`` games each; ``progress``:
+    each arena run's progress bar, and a line naming the run before it."""
     table: dict[str, dict[str, dict]] = {}
     for hero in heroes:
         for ruleset in rulesets:
             rules = Rules.preset(ruleset, num_players=players)
-            result = run_arena([hero] + [baseline] * (players - 1), players, games, seed, rules=rules, rate=False)
+            if progress:
+                print(f"{hero} on {ruleset}", file=sys.stderr, flush=True)
+            result = run_arena([hero] + [baseline] * (players - 1), players, games, seed, rules=rules, rate=False,
+                               progress=progress)
             table.setdefault(hero, {})[ruleset] = result.entry_stats()[0]
     return table
 
@@ -54,14 +67,18 @@ def main(argv=None) -> int:
     p.add_argument("--baseline", default="greedy", help="the opponent style, three copies (default greedy)")
     p.add_argument("--games", type=int, default=2000, help="games per hero and ruleset")
     p.add_argument("--seed", type=int, default=0)
+    add_progress_argument(p, "each arena run's progress bar")
+    add_traceback_argument(p)
     args = p.parse_args(argv)
     if args.games < 1:
         p.error(f"--games must be positive, got {args.games}")
     try:
-        table = generalization_table(split_names(args.heroes), args.rulesets, args.games, args.seed, args.baseline)
+        table = generalization_table(split_names(args.heroes), args.rulesets, args.games, args.seed, args.baseline,
+                                     progress=args.progress)
     except (ValueError, FileNotFoundError) as exc:
-        p.error(str(exc))
-    print(f"win rate against 3 x {args.baseline} (fair share 0.250), 95% Wilson CI; {args.games} games each")
+        return report_error(p.prog, exc, args.traceback)
+    print(f"{game_by_name(DEFAULT_GAME).title}, rulesets {', '.join(args.rulesets)}: win rate against "
+          f"3 x {args.baseline} (fair share 0.250), 95% Wilson CI; {args.games} games each")
     print(format_table(table, args.rulesets))
     return 0
 

@@ -58,11 +58,20 @@ import sys
 import numpy as np
 
 from startups_env.table.games import DEFAULT_GAME, game_by_name
-from startups_env.tools.cli import PLAYERS_FORMS, add_game_argument, add_rules_argument, players_arg, prog
+from startups_env.tools.cli import (
+    PLAYERS_FORMS,
+    add_game_argument,
+    add_progress_argument,
+    add_rules_argument,
+    add_traceback_argument,
+    game_and_ruleset,
+    players_arg,
+    prog,
+)
 from startups_env.tools.distributed import Workers, add_worker_arguments, workers_from_args
 from startups_env.tools.files import atomic_write
 
-from .arena import SHARD_GAMES, ArenaResult, add_traceback_argument, check_output_path, command_line_error, run_arena
+from .arena import SHARD_GAMES, ArenaResult, check_output_path, command_line_error, run_arena
 from .ratings import format_rating, rate
 from .registry import parse_agent_spec, split_names
 
@@ -125,6 +134,7 @@ def _run_ladder(players, games, search_games, seed, progress, pairings, pool: Wo
     saved = _load_saved(resume, [key for n in keys for key in keys[n]]) if resume is not None else {}
     rows, ladder, matrices = [], [], []
     widths = (max([7] + [len(hero) for hero, _ in pairings]), max([7] + [len(opponent) for _, opponent in pairings]))
+    print(f"ladder: {game_and_ruleset(game, ruleset)}", flush=True)
     for n in players:
         played = []  # (names of the entries, arena result) of this table size
         for key in keys[n]:
@@ -136,11 +146,11 @@ def _run_ladder(players, games, search_games, seed, progress, pairings, pool: Wo
         if played:
             table = ladder_ratings(played, seed)
             ladder.extend(table)
-            print(_format_ladder(n, table), flush=True)
+            print(_format_ladder(n, table, game_and_ruleset(game, ruleset)), flush=True)
             matrix = ladder_matrix([row for row in rows if row["players"] == n], pairings, n)
             matrices.append(matrix)
             print(format_matrix(matrix), flush=True)
-    return {"pairings": rows, "ratings": ladder, "matrix": matrices}
+    return {"game": game, "rules": ruleset, "pairings": rows, "ratings": ladder, "matrix": matrices}
 
 
 def pairing_keys(players: int, pairings, games: int, search_games: int, seed: int, sharded: bool,
@@ -342,9 +352,10 @@ def ladder_ratings(played, seed: int) -> list[dict]:
     return sorted(rows, key=lambda row: -row["rating"])
 
 
-def _format_ladder(players: int, rows: list[dict]) -> str:
-    """The ladder's ratings at one table size, one aligned row per bot, whatever the names' lengths."""
-    lines = [f"{players}p  ladder ratings (one fit of the games above; Elo-like points, mean bot 0, "
+def _format_ladder(players: int, rows: list[dict], played: str) -> str:
+    """The ladder's ratings at one table size, one aligned row per bot, whatever the names'
+    lengths; ``played`` names the game and ruleset."""
+    lines = [f"{players}p  ladder ratings, {played} (one fit of the games above; Elo-like points, mean bot 0, "
              "95% bootstrap CI over deals):"]
     ratings = [format_rating(row["rating"], row["rating_ci"]) for row in rows]
     name_width = max(7, *(len(row["name"]) for row in rows))
@@ -385,7 +396,9 @@ def main(argv=None) -> int:
     p.add_argument("--styles", "--opponents", dest="styles", default=None,
                    help=f"comma-separated opponent styles; default {','.join(STYLES)} (Стартап: its bots)")
     add_game_argument(p)
-    p.add_argument("--progress", action="store_true")
+    add_progress_argument(p, "each arena run's progress bar")
+    p.add_argument("--progress", dest="progress", action="store_true",
+                   help="(progress is shown by default now; kept so that older scripts still run)")
     p.add_argument("--resume", metavar="DIR",
                    help="save each pairing's result in DIR as soon as it is played, and load those already "
                         "there instead of playing them (same table size, specs, games, seed, rules and shard "

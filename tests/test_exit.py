@@ -5,6 +5,7 @@ network as its prior (``search[prior=ppo:PATH]``)."""
 import glob
 import json
 import os
+import re
 
 import numpy as np
 import pytest
@@ -36,9 +37,23 @@ def weights(path):
     return torch.load(path, weights_only=True)["model"]
 
 
-def test_rounds_write_shards_policies_a_log_and_a_curve(tmp_path):
+def test_rounds_write_shards_policies_a_log_and_a_curve(tmp_path, capsys):
     assert run(tmp_path / "x") == 0
     out = tmp_path / "x"
+    # The shards' lines add up to their round's: "50 decisions" a shard against "39 labelled
+    # decisions" a round read as a contradiction; the forced moves are now named on both.
+    text = capsys.readouterr().out
+    for index in range(2):
+        shards = re.findall(rf"^round {index} shard \d/2 vs \S+: ([\d,]+) decisions, ([\d,]+) of them with a choice",
+                            text, re.M)
+        done = re.search(rf"^round {index} done: ([\d,]+) labelled decisions \(those with a choice; ([\d,]+) in all",
+                         text, re.M)
+        assert len(shards) == 2 and done, text
+        totals = [sum(int(pair[i].replace(",", "")) for pair in shards) for i in (1, 0)]
+        assert totals == [int(done.group(1).replace(",", "")), int(done.group(2).replace(",", ""))], text
+    assert run(tmp_path / "quiet", "--rounds", "1", "--no-progress") == 0
+    quiet = capsys.readouterr().out
+    assert "round 0 shard" not in quiet and "round 0: fitting" not in quiet and "round 0 done: " in quiet, quiet
     for index in range(2):
         assert len(glob.glob(str(out / f"round_{index:03d}" / "data" / "shard_*.npz"))) == 2
         agent = load_ppo_agent(str(out / f"round_{index:03d}" / "policy.pt"))
@@ -58,7 +73,7 @@ def test_rounds_write_shards_policies_a_log_and_a_curve(tmp_path):
     assert len(exit_run.read_rounds(str(out))) == 3
 
 
-def test_a_crash_mid_round_loses_only_the_shard_in_progress(tmp_path, monkeypatch):
+def test_a_crash_mid_round_loses_only_the_shard_in_progress(tmp_path, monkeypatch, capsys):
     assert run(tmp_path / "whole") == 0
     saved = []
     real_save = exit_run.save_shard
@@ -70,13 +85,18 @@ def test_a_crash_mid_round_loses_only_the_shard_in_progress(tmp_path, monkeypatc
         real_save(data, path)
 
     monkeypatch.setattr(exit_run, "save_shard", crash_on_the_fourth)
-    with pytest.raises(KeyboardInterrupt):
-        run(tmp_path / "broken")
+    capsys.readouterr()
+    assert run(tmp_path / "broken") == 130  # Ctrl-C: one line, no traceback
     broken = tmp_path / "broken"
+    err = capsys.readouterr().err
+    assert err.strip() == f"interrupted: 3 shard(s) kept in {broken}; run the same command again to resume", err
     assert (broken / "round_000" / "policy.pt").exists() and (broken / "round_001" / "data" / "shard_0000.npz").exists()
     assert not (broken / "round_001" / "policy.pt").exists() and not glob.glob(str(broken / "**" / "*.tmp"))
     monkeypatch.setattr(exit_run, "save_shard", real_save)
     assert run(broken) == 0
+    out = capsys.readouterr().out
+    assert f"resuming {broken}: 1 round(s) finished there" in out
+    assert f"round 1: reusing the 1 of its 2 shards already in {broken / 'round_001' / 'data'}" in out
     for index in range(2):
         for shard in range(2):
             name = f"round_{index:03d}/data/shard_{shard:04d}.npz"
@@ -229,3 +249,19 @@ def test_runs_started_before_value_labels_resume_as_choice_only(tmp_path, capsys
     assert run(out, "--rounds", "2", "--value-weight", "0") == 0
     assert exit_run.main(["--out", str(tmp_path / "y"), *TINY, "--value-weight", "2"]) == 2
     assert "--value-weight must be in [0, 1]" in capsys.readouterr().err
+
+
+def test_the_rules_flag_plays_every_shard_and_evaluation_under_the_ruleset(tmp_path, monkeypatch, capsys):
+    """startups_env.train.exit had no --rules (every other trainer has one)."""
+    jobs, arenas = [], []
+    real_label, real_arena = exit_run.label_timed, exit_run.run_arena
+    monkeypatch.setattr(exit_run, "label_timed", lambda job, report=None: jobs.append(job) or real_label(job, report))
+    monkeypatch.setattr(exit_run, "run_arena", lambda *a, **k: arenas.append(k["rules"]) or real_arena(*a, **k))
+    out = tmp_path / "x"
+    assert run(out, "--rounds", "1", "--rules", "summary", "--no-progress") == 0
+    assert len(jobs) == 2 and all(job["rules"] == "summary" for job in jobs)
+    assert arenas and all(rules.ruleset == "summary" for rules in arenas)
+    assert json.loads((out / "settings.json").read_text())["rules"] == "summary"
+    capsys.readouterr()
+    assert run(out, "--rounds", "2") == 2  # the rulebook's flags cannot resume it
+    assert "rules 'summary' (now 'rulebook')" in capsys.readouterr().err

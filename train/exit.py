@@ -59,7 +59,16 @@ from startups_env.agents.arena import run_arena
 from startups_env.agents.ladder import STYLES
 from startups_env.agents.ppo import checkpoint_dict
 from startups_env.agents.registry import build_agent, split_names
-from startups_env.tools.cli import PLAYERS_FORMS, players_arg, prog
+from startups_env.startups.rules import Rules
+from startups_env.tools.cli import (
+    PLAYERS_FORMS,
+    add_progress_argument,
+    add_rules_argument,
+    add_traceback_argument,
+    players_arg,
+    prog,
+    report_error,
+)
 from startups_env.tools.distributed import add_worker_arguments, workers_from_args
 from startups_env.tools.files import atomic_write
 
@@ -70,9 +79,9 @@ from .distill import SHARD_KEYS, fit, label_shard, load_shards, save_shard, shar
 EXIT_KEYS = SHARD_KEYS + ("hands",)
 #: The settings that shape a run's data and networks: a resumed run must repeat them.
 FIXED_SETTINGS = ("seed", "round_games", "shard_games", "players", "teacher", "styles", "hidden", "epochs",
-                  "learning_rate", "eval_players", "value_weight", "value_temperature")
+                  "learning_rate", "eval_players", "value_weight", "value_temperature", "rules")
 #: What a run's settings.json written before a setting existed meant by it.
-EARLIER_DEFAULTS = {"value_weight": 0.0, "value_temperature": 0.03}
+EARLIER_DEFAULTS = {"value_weight": 0.0, "value_temperature": 0.03, "rules": "rulebook"}
 
 
 def round_dir(out: str, index: int) -> str:
@@ -105,19 +114,31 @@ def label_timed(job: dict, report=None) -> dict[str, np.ndarray]:
 
 def label_round(args, pool, index: int) -> list[str]:
     """Play round ``index``'s shards that are not on disk yet (on ``pool``), each saved as
-    soon as it is back. Returns the round's shard paths."""
+    soon as it is back (those on disk are reused, and said so). Returns the round's shard
+    paths."""
     driver, opponents = round_players(args.out, index, split_names(args.styles), args.seed)
     shards = -(-args.round_games // args.shard_games)
     jobs = shard_jobs(shards, args.shard_games, args.players, args.teacher, opponents, driver,
-                      derived_seed(args.seed, index))
+                      derived_seed(args.seed, index), args.rules)
     paths = [os.path.join(round_dir(args.out, index), "data", f"shard_{k:04d}.npz") for k in range(shards)]
     todo = [job for job in jobs if not os.path.exists(paths[job["index"]])]
+    if len(todo) < shards:
+        print(f"round {index}: reusing the {shards - len(todo)} of its {shards} shards already in "
+              f"{os.path.dirname(paths[0])}", flush=True)
     for i, data in pool.run(label_timed, todo):
         k = todo[i]["index"]
         save_shard(data, paths[k])
-        print(f"round {index} shard {k + 1}/{shards} vs {todo[i]['opponent']}: {data['action'].size:,} decisions "
-              f"in {float(data['seconds']):.0f} s", flush=True)
+        if args.progress:
+            print(f"round {index} shard {k + 1}/{shards} vs {todo[i]['opponent']}: {data['action'].size:,} "
+                  f"decisions, {choices_of(data['mask']):,} of them with a choice (labelled), in "
+                  f"{float(data['seconds']):.0f} s", flush=True)
     return paths
+
+
+def choices_of(mask: np.ndarray) -> int:
+    """The decisions with a choice among ``mask``'s (bool[N, actions]): more than one legal
+    action. Only those teach the network anything; the others are forced moves."""
+    return int((mask.sum(axis=1) > 1).sum())
 
 
 def shard_cost(paths: list[str]) -> tuple[int, int, float]:
@@ -127,7 +148,7 @@ def shard_cost(paths: list[str]) -> tuple[int, int, float]:
     for path in paths:
         with np.load(path, allow_pickle=False) as f:
             decisions += f["action"].size
-            choices += int((f["mask"].sum(axis=1) > 1).sum())
+            choices += choices_of(f["mask"])
             seconds += float(f["seconds"])
     return decisions, choices, seconds
 
@@ -140,7 +161,8 @@ def fit_round(args, index: int) -> tuple[str, dict, float]:
              for path in sorted(glob.glob(os.path.join(round_dir(args.out, k), "data", "shard_*.npz")))]
     data = load_shards(paths, EXIT_KEYS + (("values",) if args.value_weight else ()))
     model, report = fit(data, hidden_sizes(args.hidden), args.epochs, args.learning_rate,
-                        seed=derived_seed(args.seed, index), log=lambda line: print(f"  {line}", flush=True),
+                        seed=derived_seed(args.seed, index),
+                        log=(lambda line: print(f"  {line}", flush=True)) if args.progress else (lambda line: None),
                         value_weight=args.value_weight, value_temperature=args.value_temperature)
     path = os.path.join(round_dir(args.out, index), "policy.pt")
     atomic_save(checkpoint_dict(model, kind="policy", round=index, args=settings_of(args), fit=report,
@@ -160,7 +182,7 @@ def evaluate_round(args, pool, policy: str) -> tuple[dict, float]:
     for opponent in split_names(args.eval_opponents):
         result = run_arena([f"ppo:{policy}"] + [opponent] * (args.eval_players - 1), args.eval_players,
                            args.eval_games, seed=args.seed, batch_size=args.eval_shard_games, rate=False,
-                           workers=pool)
+                           workers=pool, rules=Rules.preset(args.rules, num_players=args.eval_players))
         row = result.entry_stats()[0]
         rows[opponent] = {key: row[key] for key in ("win_rate", "win_ci", "mean_rank", "games",
                                                     "seconds_per_decision")}
@@ -171,12 +193,16 @@ def evaluate_round(args, pool, policy: str) -> tuple[dict, float]:
 
 def run_round(args, pool, index: int) -> dict:
     """Label, fit and evaluate round ``index``; its record (written to ``round.json``)."""
-    print(f"round {index}: labelling", flush=True)
+    def step(name: str) -> None:
+        if args.progress:
+            print(f"round {index}: {name}", flush=True)
+
+    step("labelling")
     paths = label_round(args, pool, index)
     decisions, choices, label_seconds = shard_cost(paths)
-    print(f"round {index}: fitting", flush=True)
+    step("fitting")
     policy, report, fit_seconds = fit_round(args, index)
-    print(f"round {index}: evaluating", flush=True)
+    step("evaluating")
     evaluation, eval_seconds = evaluate_round(args, pool, policy) if args.eval_games else ({}, 0.0)
     record = {"round": index, "eval_players": args.eval_players, "decisions": decisions, "choice_decisions": choices, "label_seconds": label_seconds,
               "fit_seconds": fit_seconds, "eval_seconds": eval_seconds, "fit": report, "eval": evaluation,
@@ -309,26 +335,37 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--eval-players", type=int, default=4, help="table size of the evaluation")
     parser.add_argument("--eval-shard-games", type=int, default=500,
                         help="evaluation games a shard (the results depend on it, not on the workers)")
+    add_rules_argument(parser)
+    add_progress_argument(parser, "a line per shard, per round's step and per fitting epoch")
+    add_traceback_argument(parser)
     add_worker_arguments(parser)
     return parser
 
 
 def main(argv=None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
     try:
         check_args(args)
         check_settings(args)
         done = len(read_rounds(args.out))
+        if done:
+            print(f"resuming {args.out}: {done} round(s) finished there, their shards and networks reused", flush=True)
         with workers_from_args(args) as pool:
             for index in range(done, args.rounds):
                 record = run_round(args, pool, index)
                 write_log(args.out)
-                print(f"round {index} done: {record['choice_decisions']:,} labelled decisions in "
-                      f"{record['label_seconds']:.0f} s of labelling", flush=True)
+                print(f"round {index} done: {record['choice_decisions']:,} labelled decisions (those with a choice; "
+                      f"{record['decisions']:,} in all with the forced ones) in {record['label_seconds']:.0f} s of "
+                      "labelling", flush=True)
         records = write_log(args.out)
     except (ValueError, FileNotFoundError, ConnectionError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return report_error(parser.prog, exc, args.traceback)
+    except KeyboardInterrupt:
+        kept = len(glob.glob(os.path.join(args.out, "round_*", "data", "shard_*.npz")))
+        print(f"\ninterrupted: {kept} shard(s) kept in {args.out}; run the same command again to resume", file=sys.stderr,
+              flush=True)
+        return 130
     print(f"{len(records)} rounds in {args.out}: log.jsonl, curve.png, policy.pt (the latest network)")
     return 0
 

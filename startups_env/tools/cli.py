@@ -1,7 +1,13 @@
 """What the command-line tools share: the name they go by in their usage and error lines,
 the one reading of ``--players`` (:func:`startups_env.envs.vector.parse_players`) for all
 of them, of ``--rules`` (:func:`add_rules_argument`) and of ``--game``
-(:func:`add_game_argument`).
+(:func:`add_game_argument`), and one convention for the rest:
+
+* progress is shown by default, and ``--no-progress`` hides it (:func:`add_progress_argument`);
+* an error is one line on stderr, ``PROG: error: MESSAGE``, exit status 2, and
+  ``--traceback`` prints Python's whole traceback before it (:func:`add_traceback_argument`,
+  :func:`report_error`; argparse's own errors read the same);
+* results name what was played, the game and the ruleset (:func:`game_and_ruleset`).
 
     parser = argparse.ArgumentParser(prog=prog("startups_env.agents.ladder"))
     parser.add_argument("--players", type=players_arg, default="3,4,6")   # several table sizes
@@ -13,10 +19,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import traceback
 
 from startups_env.envs.vector import parse_players
 from startups_env.startups.rules import OPTIONS, RULESETS, parse_ruleset
-from startups_env.table.games import DEFAULT_GAME, GAMES
+from startups_env.table.games import DEFAULT_GAME, GAMES, game_by_name
 
 #: How every ``--players`` flag is described: the forms :func:`parse_players` reads.
 PLAYERS_FORMS = "a number, a range like 3-7 or a list like 3,4,6"
@@ -73,3 +80,32 @@ def add_game_argument(parser: argparse.ArgumentParser) -> None:
     """The ``--game`` flag of the tools that seat bots at any game (:mod:`startups_env.table.games`)."""
     parser.add_argument("--game", choices=sorted(GAMES), default=DEFAULT_GAME,
                         help=f"the game played (default {DEFAULT_GAME}; startap: Стартап, docs/startap.md)")
+
+
+def game_and_ruleset(game: str, ruleset: str) -> str:
+    """What was played, as every tool's results name it: the game's title and the ruleset's
+    name (``"Startups, ruleset summary"``)."""
+    return f"{game_by_name(game).title}, ruleset {ruleset}"
+
+
+def add_progress_argument(parser: argparse.ArgumentParser, what: str = "a progress bar") -> None:
+    """The progress flag of every tool: ``args.progress``, True unless ``--no-progress``."""
+    parser.add_argument("--no-progress", dest="progress", action="store_false",
+                        help=f"hide the progress ({what}; shown by default)")
+
+
+def add_traceback_argument(parser: argparse.ArgumentParser) -> None:
+    """The ``--traceback`` flag of every tool (:func:`report_error`)."""
+    parser.add_argument("--traceback", action="store_true",
+                        help="on an error, print Python's whole traceback before the message (e.g. of an outside "
+                             "bot that raised)")
+
+
+def report_error(name: str, exc: BaseException, show_traceback: bool = False, hint: str = "") -> int:
+    """Report ``exc`` as every tool reports an error: ``NAME: error: MESSAGE`` (``name`` the
+    tool's :func:`prog`, ``hint`` appended) on stderr, after Python's whole traceback if
+    ``show_traceback`` (``--traceback``). Returns 2, the tools' exit status for an error."""
+    if show_traceback:
+        traceback.print_exception(type(exc), exc, exc.__traceback__)
+    print(f"{name}: error: {exc}{hint}", file=sys.stderr, flush=True)
+    return 2
