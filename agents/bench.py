@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 
 import numpy as np
@@ -56,7 +57,7 @@ from startups_env.startups.observe import OBS_DIM, observation_bounds, observe
 from startups_env.startups.rules import NUM_ACTIONS, Rules
 from startups_env.startups.simulator import Simulator
 from startups_env.table.driver import Table
-from startups_env.tools.cli import prog, table_size_arg
+from startups_env.tools.cli import add_traceback_argument, prog, report_error, table_size_arg
 
 _CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 _clock = time.perf_counter
@@ -300,6 +301,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--quick", action="store_true", help="short runs, for a smoke test")
     parser.add_argument("--clock", choices=sorted(_CLOCKS), default="wall",
                         help="wall (default) or cpu: this process's CPU time, steadier on a shared, busy machine")
+    add_traceback_argument(parser)
     return parser
 
 
@@ -375,8 +377,17 @@ def _print_search_times(players: int, games: int, repeats: int, backends: list[s
         print(f"search_speedup players={players} numba_over_numpy={ratio:.2f}", flush=True)
 
 
-def main(argv=None) -> None:
+def main(argv=None) -> int:
     args = _checked_args(argv)
+    try:
+        _measure(args)
+    except (ValueError, ImportError, OSError) as exc:
+        return report_error(_parser().prog, exc, args.traceback)
+    return 0
+
+
+def _measure(args) -> None:
+    """Print every figure the command line asks for."""
     global _clock
     _clock = _CLOCKS[args.clock]
     p, r = args.players, args.repeats
@@ -404,4 +415,4 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -28,7 +29,7 @@ from startups_env.startups.render import table_text
 from startups_env.startups.rules import COMPANY_NAMES, NUM_ACTIONS, Action, Rules, action_to_string
 from startups_env.startups.simulator import Simulator
 from startups_env.table import Table
-from startups_env.tools.cli import add_rules_argument, prog, table_size_arg
+from startups_env.tools.cli import add_rules_argument, add_traceback_argument, prog, table_size_arg
 from startups_env.tools.replay import Recorder, describe_action
 
 from .base import Agent
@@ -135,6 +136,7 @@ def _parse_args(argv):
     parser.add_argument("--seed", type=int, default=None, help="shuffles the deck and seeds the bots")
     parser.add_argument("--rounds", type=int, default=1, choices=(1, 4), help="4: the optional round game")
     parser.add_argument("--save", default=None, help="write the game log (JSON) here when the game ends or you quit")
+    add_traceback_argument(parser)
     return parser.parse_args(argv)
 
 
@@ -148,7 +150,9 @@ def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = inp
     try:
         args, names, rules, bots, seeds = _setup(argv)
     except (ValueError, TypeError, ImportError, OSError) as e:  # bad names, arguments, missing weights
-        say(f"error: {e}")
+        if "--traceback" in (sys.argv[1:] if argv is None else argv):  # (the arguments may be what failed)
+            traceback.print_exception(type(e), e, e.__traceback__, file=out)
+        say(f"{prog('startups_env.agents.play')}: error: {e}")
         return 2
     seat_agents: list[Agent] = list(bots)
     seat_agents.insert(args.seat, _HumanSeat())

@@ -60,7 +60,14 @@ from startups_env.startups.rules import MAX_PLAYERS, NUM_COMPANIES, Rules
 from startups_env.startups.simulator import Simulator
 from startups_env.startups.state import State, hidden_hand_counts, public_state
 from startups_env.table import act_for_seats
-from startups_env.tools.cli import PLAYERS_FORMS, players_arg, prog
+from startups_env.tools.cli import (
+    PLAYERS_FORMS,
+    add_progress_argument,
+    add_traceback_argument,
+    players_arg,
+    prog,
+    report_error,
+)
 
 from .common import atomic_save, derived_seed, git_revision, hidden_sizes
 from . import distill
@@ -344,6 +351,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="seed of the measurement's games (default: --seed + 1; the mixed games one more)")
     parser.add_argument("--measure-only", action="store_true",
                         help="measure OUT/belief.pt without recording or fitting")
+    add_progress_argument(parser, "a line per shard and per fitting epoch")
+    add_traceback_argument(parser)
     return parser
 
 
@@ -356,7 +365,8 @@ def _check(args) -> None:
 
 
 def main(argv=None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
     path = os.path.join(args.out, "belief.pt")
     try:
         _check(args)
@@ -367,8 +377,7 @@ def main(argv=None) -> int:
                                                  " ".join(sys.argv[1:] if argv is None else argv)), path)
             print(f"belief: {path}")
     except (ValueError, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return report_error(parser.prog, exc, args.traceback)
     if args.measure_games:
         seed = args.seed + 1 if args.measure_seed is None else args.measure_seed
         results = {"4 players, greedy bots": measure(belief, args.measure_games, (4,), 1.0, seed),
@@ -383,14 +392,15 @@ def train(args, command: str) -> belief_net.BeliefNet:
     """The run's shards (recorded where missing), the fit (resumed where saved), and
     ``OUT/belief.pt`` written; the fitted network."""
     started, revision = time.perf_counter(), git_revision()
+    log = (lambda text: print(text, flush=True)) if args.progress else (lambda text: None)
     paths = collect(args.out, args.games, args.shard_games, args.players, args.greedy_share, args.sample,
-                    args.seed, args.base == "reading", log=lambda text: print(text, flush=True))
+                    args.seed, args.base == "reading", log=log)
     data = load_shards(paths, args.base == "reading")
     held_out = np.zeros(data["need"].shape[0], bool)
     held_out[-min(held_out.size // 10 + 1, 20000):] = True  # the last shard's last positions
     print(f"{(~held_out).sum():,} training positions, {held_out.sum():,} held out", flush=True)
     net = fit(data, held_out, hidden_sizes(args.hidden), args.epochs, os.path.join(args.out, "train_state.pt"),
-              args.learning_rate, seed=args.seed, log=lambda text: print(text, flush=True))
+              args.learning_rate, seed=args.seed, log=log)
     atomic_save(belief_net.checkpoint(net, args=vars(args), positions=int(held_out.size), git_revision=revision,
                                       wall_time=time.perf_counter() - started, command=command),
                 os.path.join(args.out, "belief.pt"))

@@ -61,7 +61,15 @@ from startups_env.startups.rules import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, N
 from startups_env.startups.simulator import Simulator
 from startups_env.table import act_for_seats
 from startups_env.table.policy import needs_of
-from startups_env.tools.cli import PLAYERS_FORMS, add_rules_argument, players_arg, prog
+from startups_env.tools.cli import (
+    PLAYERS_FORMS,
+    add_progress_argument,
+    add_rules_argument,
+    add_traceback_argument,
+    players_arg,
+    prog,
+    report_error,
+)
 from startups_env.tools.distributed import add_worker_arguments, workers_from_args
 from startups_env.tools.files import atomic_write
 
@@ -349,12 +357,15 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=1, help="seed of the games, the teacher and the fit")
     parser.add_argument("--eval-games", type=int, default=1000,
                         help="4-player arena games per baseline for the final table (0: skip)")
+    add_progress_argument(parser, "a line per shard and per fitting epoch")
+    add_traceback_argument(parser)
     add_worker_arguments(parser)
     return parser
 
 
 def main(argv=None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
     try:
         hidden = hidden_sizes(args.hidden)
         if args.games < 1 or args.shard_games < 1 or args.epochs < 1:
@@ -381,6 +392,8 @@ def main(argv=None) -> int:
             for i, data in pool.run(label_shard, todo):
                 k = todo[i]["index"]
                 save_shard(data, paths[k])
+                if not args.progress:
+                    continue
                 won_per_game = data["won"][np.unique(data["game"], return_index=True)[1]]
                 print(f"shard {k + 1}/{shards} vs {todo[i]['opponent']}: {data['action'].size:,} decisions, "
                       f"{'driver' if args.driver else 'teacher'} won {won_per_game.mean():.3f}, "
@@ -391,10 +404,10 @@ def main(argv=None) -> int:
                 raise ValueError(f"--extra-data {folder}: no shard_*.npz files there")
             paths += found
         data = load_shards(paths)
-        model, report = fit(data, hidden, args.epochs, args.learning_rate, seed=args.seed)
+        model, report = fit(data, hidden, args.epochs, args.learning_rate, seed=args.seed,
+                            log=print if args.progress else (lambda line: None))
     except (ValueError, FileNotFoundError, ConnectionError) as exc:  # a ppo:PATH's missing file; Ray
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return report_error(parser.prog, exc, args.traceback)
     policy_path = os.path.join(args.out, "policy.pt")
     atomic_save(checkpoint_dict(model, kind="policy", args=vars(args), fit=report,
                                 wall_time=time.perf_counter() - started, git_revision=revision,

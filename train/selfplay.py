@@ -94,7 +94,7 @@ from startups_env.train.pool import CriticInputs, OpponentPool
 from startups_env.envs.vector import SeatBatch, parse_players
 from startups_env.startups.rules import REWARD_SCHEMES
 from startups_env.table.games import DEFAULT_GAME, game_by_name
-from startups_env.tools.cli import prog
+from startups_env.tools.cli import dataclass_parser, parse_dataclass, prog, report_error
 
 
 @dataclass
@@ -200,6 +200,8 @@ class Args:
     network calls anyway, and more threads compete with them for the cores (docs/experiments.md)"""
     progress: bool = True
     """show a tqdm progress bar"""
+    traceback: bool = False
+    """on an error, print Python's whole traceback before the message"""
 
 
 
@@ -207,17 +209,17 @@ class Args:
 # ----------------------------------------------------------------------------- command line
 def parse_args(argv=None) -> tuple[Args, dict[str, Any]]:
     """(Args from the command line, the dict of flags given explicitly: ``--resume`` keeps
-    the checkpoint's value of every other setting). tyro makes one ``--field-name`` per
-    field (``--flag/--no-flag`` for booleans), its help the docstring under the field."""
-    import tyro
-
+    the checkpoint's value of every other setting). One ``--field-name`` per field
+    (``--flag/--no-flag`` for booleans), its help the docstring under the field
+    (:func:`startups_env.tools.cli.dataclass_parser`)."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = tyro.cli(Args, args=argv, prog=prog("startups_env.train.selfplay"),
-                    description="Self-play PPO for Startups (CleanRL style): train a policy against a pool of "
-                                "opponents. Flags given with --resume override the checkpoint's settings.")
+    parser = dataclass_parser(Args, prog("startups_env.train.selfplay"),
+                              "Self-play PPO for Startups (CleanRL style): train a policy against a pool of "
+                              "opponents. Flags given with --resume override the checkpoint's settings.")
+    args = Args(**vars(parse_dataclass(parser, argv)))
     names = {f.name for f in dataclasses.fields(Args)}
     given = {}
-    for token in argv:  # tyro parsed them, so each --name is a field's flag (or --no-name, --name=value)
+    for token in argv:  # parsed, so each --name is a field's flag (or --no-name, --name=value)
         name = token[2:].split("=", 1)[0].replace("-", "_") if token.startswith("--") else ""
         name = name[3:] if name not in names and name.startswith("no_") else name
         if name in names:
@@ -811,8 +813,7 @@ def main(argv=None) -> int:
     try:
         train(args, given)
     except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return report_error(prog("startups_env.train.selfplay"), exc, args.traceback)
     except KeyboardInterrupt:
         return 130
     return 0

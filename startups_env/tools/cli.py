@@ -17,9 +17,15 @@ of them, of ``--rules`` (:func:`add_rules_argument`) and of ``--game``
 from __future__ import annotations
 
 import argparse
+import ast
+import dataclasses
+import difflib
+import inspect
 import os
 import sys
+import textwrap
 import traceback
+import typing
 
 from startups_env.envs.vector import parse_players
 from startups_env.startups.rules import OPTIONS, RULESETS, parse_ruleset
@@ -109,3 +115,38 @@ def report_error(name: str, exc: BaseException, show_traceback: bool = False, hi
         traceback.print_exception(type(exc), exc, exc.__traceback__)
     print(f"{name}: error: {exc}{hint}", file=sys.stderr, flush=True)
     return 2
+
+
+def dataclass_parser(cls, prog: str, description: str) -> argparse.ArgumentParser:
+    """A parser with one ``--field-name`` flag per field of the dataclass ``cls`` (fields of
+    int, float, str or bool; ``--flag/--no-flag`` for a bool), each helped by the docstring
+    under its field; abbreviations are not read (a tool may need to know which flags were
+    given). Read it with :func:`parse_dataclass`."""
+    parser = argparse.ArgumentParser(prog=prog, description=description, allow_abbrev=False)
+    types, docs = typing.get_type_hints(cls), _field_docs(cls)
+    for f in dataclasses.fields(cls):
+        flag, kind = "--" + f.name.replace("_", "-"), types[f.name]
+        text = docs.get(f.name, "").replace("%", "%%") + f" (default: {f.default})"
+        if kind is bool:
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default, help=text)
+        else:
+            parser.add_argument(flag, type=kind, default=f.default, metavar=kind.__name__.upper(), help=text)
+    return parser
+
+
+def parse_dataclass(parser: argparse.ArgumentParser, argv) -> argparse.Namespace:
+    """``parser.parse_args(argv)``, but an unknown flag's error names the nearest known one."""
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        flags = [flag for action in parser._actions for flag in action.option_strings]
+        near = difflib.get_close_matches(unknown[0].split("=")[0], flags, n=1)
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}" + (f" (did you mean {near[0]}?)" if near else ""))
+    return args
+
+
+def _field_docs(cls) -> dict[str, str]:
+    """The docstring under each field of the class ``cls``, on one line."""
+    body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0].body
+    return {node.target.id: " ".join(after.value.value.split()) for node, after in zip(body, body[1:])
+            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(after, ast.Expr)
+            and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)}

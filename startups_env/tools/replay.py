@@ -55,7 +55,7 @@ from startups_env.startups.simulator import Simulator
 from startups_env.startups.state import State, shuffled_decks
 from startups_env.table.driver import Table
 from startups_env.table.policy import as_policy, policy_name
-from startups_env.tools.cli import prog
+from startups_env.tools.cli import add_traceback_argument, prog, report_error
 from startups_env.tools.files import atomic_write
 
 LOG_FORMAT = "startups-game-log"
@@ -618,6 +618,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--images", action="store_true", help="embed PNG pictures in the HTML replay")
     parser.add_argument("--gif", help="write an animated GIF here")
     parser.add_argument("--viewer", type=int, default=None, help="show only this seat's hand (default: every hand)")
+    add_traceback_argument(parser)
     args = parser.parse_args(argv)
     from startups_env.startups.render import table_text
 
@@ -629,8 +630,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.gif:
             write_gif(log, args.gif, viewer=args.viewer)
     except (ValueError, OSError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        return report_error(parser.prog, e, args.traceback)
     print(final_table)
     return 0
 
