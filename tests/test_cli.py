@@ -113,3 +113,77 @@ def test_a_console_script_names_itself_in_its_errors():
     assert done.returncode == 2 and "startups-arena: error: argument --players" in done.stderr, done.stderr
     done = _run([sys.executable, "-m", "startups_env.agents.arena", "--players", "9", "--agents", "random"])
     assert "python -m startups_env.agents.arena: error: argument --players" in done.stderr, done.stderr
+
+
+# (module, arguments that fail after parsing or in it, whether it shows progress)
+TOOLS = {
+    "startups_env.agents.arena": (["--players", "3", "--agents", "nobody,random,random", "--games", "3"], True),
+    "startups_env.agents.ladder": (["--players", "3", "--heroes", "nobody", "--games", "3"], True),
+    "startups_env.agents.generalization": (["--heroes", "nobody", "--games", "4"], True),
+    "startups_env.agents.play": (["--players", "3", "--opponents", "nobody"], False),
+    "startups_env.agents.bench": (["--repeats", "0"], False),
+    "startups_env.tools.replay": (["no_such_log.json"], False),
+    "startups_env.train.selfplay": (["--total-steps", "0"], True),
+    "startups_env.train.distill": (["--games", "0"], True),
+    "startups_env.train.exit": (["--round-games", "0"], True),
+    "startups_env.train.belief": (["--games", "0"], True),
+}
+
+
+@pytest.mark.parametrize("module", sorted(TOOLS))
+def test_every_tool_follows_one_convention(module, tmp_path, capsys):
+    """The arena showed progress unless --no-progress, the ladder hid it unless --progress;
+    the trainer's errors came in a box without --traceback, the other trainers' as "error: ...":
+    now every tool takes --traceback, reports an error as "PROG: error: ...", and every tool
+    that shows progress shows it by default and takes --no-progress."""
+    import importlib
+
+    main = importlib.import_module(module).main
+    argv, shows_progress = TOOLS[module]
+    assert _exit_code(main, ["--help"]) == 0
+    helped = " ".join(capsys.readouterr().out.split())
+    assert "--traceback" in helped and ("--no-progress" in helped) == shows_progress, helped
+    out = io.StringIO()
+    if module == "startups_env.agents.play":
+        code = main([*argv, "--traceback"], input_fn=lambda prompt: "quit", output=out)
+    else:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.chdir(tmp_path)  # (the trainers' default --out)
+            code = _exit_code(main, [*argv, "--traceback"])
+    err = capsys.readouterr().err + out.getvalue()
+    assert code == 2 and f"python -m {module}: error: " in err, err
+    assert "Traceback (most recent call last)" in err or module.endswith("bench"), err  # (bench: argparse's error)
+
+
+def test_the_ladder_shows_progress_by_default_and_still_takes_progress(monkeypatch):
+    from startups_env.agents import ladder
+
+    seen = []
+    monkeypatch.setattr(ladder, "run_ladder", lambda *a, **k: seen.append(k["progress"]) or {"matrix": []})
+    for argv in ([], ["--no-progress"], ["--progress"]):
+        assert ladder.main(["--players", "3", "--games", "3", *argv]) == 0
+    assert seen == [True, False, True]
+
+
+def test_results_name_the_game_and_the_ruleset(tmp_path, capsys, monkeypatch):
+    """Only the arena's JSON said what was played: its text footer, its plot's title, the
+    ladder's and the generalization table did not."""
+    import matplotlib.figure
+
+    from startups_env.agents import generalization, ladder
+    from startups_env.agents.arena import main as arena
+
+    titles = []
+    real_title = matplotlib.figure.Figure.suptitle
+    monkeypatch.setattr(matplotlib.figure.Figure, "suptitle", lambda fig, text, **k: titles.append(text)
+                        or real_title(fig, text, **k))
+    assert arena(["--players", "3", "--agents", "greedy,random,random", "--games", "3", "--rules", "summary",
+                  "--plot", str(tmp_path / "a.png"), "--no-progress"]) == 0
+    assert "Startups, ruleset summary: 3 players, 3 games" in capsys.readouterr().out
+    assert titles and titles[0].startswith("Startups, ruleset summary: 3 players")
+    assert ladder.main(["--players", "3", "--games", "3", "--heroes", "greedy", "--styles", "random",
+                        "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("ladder: Startups, ruleset rulebook\n") and "ladder ratings, Startups, ruleset rulebook" in out
+    assert generalization.main(["--heroes", "random", "--rulesets", "summary", "--games", "4", "--no-progress"]) == 0
+    assert capsys.readouterr().out.startswith("Startups, rulesets summary: win rate against 3 x greedy")
