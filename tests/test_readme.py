@@ -2,10 +2,13 @@
 
 * ``python`` blocks of one page run in one namespace, in order (an example may build on
   the one before), in a temporary folder;
-* ``bash`` blocks outside the README's "Quick start" run line by line in a temporary
-  folder per page (their settings are kept small on purpose; a ``cat > FILE <<'EOF'``
-  heredoc, how a page writes a file such as a bot module, writes FILE there); the Quick
-  start block installs the project, which ``.ci/run`` exercises instead;
+* ``bash`` blocks run line by line in a temporary folder per page (their settings are
+  kept small on purpose; a ``cat > FILE <<'EOF'`` heredoc, how a page writes a file such
+  as a bot module, writes FILE there);
+* a block that is not run says so on the page, where readers see it: an HTML comment
+  ``<!-- not run: REASON -->`` just before it (the README's Quick start installs the
+  project, which ``.ci/run`` exercises instead; a measurement takes minutes);
+  docs/integrations.md's recipes run in tests/test_integrations.py;
 * the environment card in docs/api.md is the one ``python -m startups_env.tools.docs`` prints,
   and the action table of docs/rules.md names the ids as the code does.
 """
@@ -30,16 +33,22 @@ BLOCK = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 MAX_README_LINES = 250
 
 
-def _sections(text: str) -> list[tuple[str, str, str]]:
-    """(section title, language, code) of every fenced block."""
+# The marker of a block that is not run, just before its fence (other comments may follow it).
+NOT_RUN = re.compile(r"<!-- not run: ([^>]*?) -->\s*(?:<!--[^>]*-->\s*)*\Z")
+
+
+def _sections(text: str) -> list[tuple[str, str, str, str | None]]:
+    """(section title, language, code, why it is not run or None) of every fenced block."""
     out, title = [], ""
     pos = 0
     for match in BLOCK.finditer(text):
-        heads = re.findall(r"^## (.+)$", text[pos:match.start()], re.M)
+        before = text[pos:match.start()]
+        heads = re.findall(r"^## (.+)$", before, re.M)
         if heads:
             title = heads[-1]
         pos = match.end()
-        out.append((title, match.group(1), match.group(2)))
+        marker = NOT_RUN.search(before)
+        out.append((title, match.group(1), match.group(2), marker.group(1).strip() if marker else None))
     return out
 
 
@@ -47,7 +56,7 @@ BLOCKS = {page: _sections(TEXT[page]) for page in PAGES}
 # (docs/integrations.md's recipes need other RL libraries, two of them in venvs of their own:
 # tests/test_integrations.py and scripts/check_integrations.sh run them.)
 PYTHON_PAGES = [page for page in PAGES if page != "docs/integrations.md"
-                and any(lang == "python" for _, lang, _ in BLOCKS[page])]
+                and any(lang == "python" for _, lang, _, _ in BLOCKS[page])]
 HEREDOC = re.compile(r"cat > (\S+) <<'(\w+)'\n(.*?)^\2$", re.S | re.M)
 
 
@@ -64,8 +73,8 @@ def _commands(code: str) -> list[str]:
 SHELL_LINES = [
     (page, line)
     for page in PAGES
-    for title, lang, code in BLOCKS[page]
-    if lang == "bash" and not (page == "README.md" and title == "Quick start")
+    for title, lang, code, not_run in BLOCKS[page]
+    if lang == "bash" and not_run is None
     for line in _commands(code)
 ]
 
@@ -73,12 +82,28 @@ SHELL_LINES = [
 def test_every_code_block_is_one_the_tests_run():
     """A block in another language (or none) would be shown to readers but never run."""
     for page in PAGES:
-        for title, lang, _ in BLOCKS[page]:
+        for title, lang, _, _ in BLOCKS[page]:
             assert lang in ("python", "bash"), f"{page}, section {title!r}: a ```{lang} block is not run by any test"
 
 
+def test_every_block_runs_or_says_why_not():
+    """Every block is run here (or, for docs/integrations.md's recipes, by
+    tests/test_integrations.py) unless the page says why not, just before it; the README's
+    Quick start installs the project (``.ci/run`` runs it), so it is one that says so."""
+    from test_integrations import CHEAP, RECIPES
+
+    recipes = {code for name, code in RECIPES.items() if name in CHEAP}
+    marked = [(page, title) for page in PAGES for title, _, _, not_run in BLOCKS[page] if not_run is not None]
+    for page in PAGES:
+        for title, lang, code, not_run in BLOCKS[page]:
+            assert not_run is None or len(not_run) > 10, f"{page}, {title!r}: say why the block is not run"
+            if page == "docs/integrations.md" and lang == "python":
+                assert (code in recipes) != (not_run is not None), f"{page}, {title!r}: a recipe no test runs"
+    assert ("README.md", "Quick start") in marked
+
+
 def test_readme_has_the_two_quick_start_commands():
-    quick = [code for title, _, code in BLOCKS["README.md"] if title == "Quick start"]
+    quick = [code for title, _, code, _ in BLOCKS["README.md"] if title == "Quick start"]
     assert quick, "README needs a code block under '## Quick start'"
     lines = [line for line in quick[0].splitlines() if line.strip()]
     assert len(lines) == 2
@@ -142,8 +167,8 @@ def test_python_blocks_run(page, tmp_path, monkeypatch):
     temporary.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(temporary))
     namespace: dict = {"__name__": "__docs__"}
-    for _, lang, code in BLOCKS[page]:
-        if lang == "python":
+    for _, lang, code, not_run in BLOCKS[page]:
+        if lang == "python" and not_run is None:
             exec(compile(code, page, "exec"), namespace)
     assert not list(temporary.glob("SB3-*")), f"{page}'s examples left SB3 log folders in the temporary folder"
 
