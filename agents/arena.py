@@ -577,6 +577,22 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def check_outputs(parser, args) -> None:
+    """Before any game, ``parser.error`` for an output flag (``--json``, ``--csv``,
+    ``--plot``) whose file cannot be written, or a ``--plot`` without matplotlib."""
+    for flag in ("json", "csv", "plot"):
+        path = getattr(args, flag)
+        problem = check_output_path(path) if path else None
+        if problem:
+            parser.error(f"--{flag} {path}: {problem}")
+    if args.plot:
+        try:  # here, not after the games: the plot is drawn last
+            import matplotlib  # noqa: F401
+        except ImportError:
+            parser.error(f"--plot {args.plot}: matplotlib is not installed (pip install matplotlib, "
+                         "or the train extra)")
+
+
 def command_line_error(parser, exc: BaseException, show_traceback: bool):
     """Report ``exc`` with ``parser.error`` (exit status 2). ``show_traceback``
     (``--traceback``): Python's whole traceback first; without it, an error that a bot's own
@@ -600,16 +616,7 @@ def main(argv=None) -> int:
         parser.error(f"--seed must be non-negative, got {args.seed}")
     if args.batch_size is not None and args.batch_size < 1:
         parser.error(f"--batch-size must be positive, got {args.batch_size}")
-    for flag, path in (("--json", args.json), ("--csv", args.csv), ("--plot", args.plot)):
-        problem = check_output_path(path) if path else None
-        if problem:
-            parser.error(f"{flag} {path}: {problem}")
-    if args.plot:
-        try:  # here, not after the games: the plot is drawn last
-            import matplotlib  # noqa: F401
-        except ImportError:
-            parser.error(f"--plot {args.plot}: matplotlib is not installed (pip install matplotlib, "
-                         "or the train extra)")
+    check_outputs(parser, args)
     try:
         game = game_by_name(args.game)
         settings = {name: value for name, value in (("turn_cap", args.turn_cap), ("rounds", args.rounds))

@@ -71,7 +71,7 @@ from startups_env.tools.cli import (
 from startups_env.tools.distributed import Workers, add_worker_arguments, workers_from_args
 from startups_env.tools.files import atomic_write
 
-from .arena import SHARD_GAMES, ArenaResult, check_output_path, command_line_error, run_arena
+from .arena import SHARD_GAMES, ArenaResult, check_output_path, check_outputs, command_line_error, error_bars, run_arena
 from .ratings import format_rating, rate
 from .registry import parse_agent_spec, split_names
 
@@ -390,6 +390,7 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--json", help="write the pairings, ratings and matrices as JSON here")
     p.add_argument("--csv", help="write the matrices as CSV here (a row per table size and hero)")
+    p.add_argument("--plot", help="write a PNG of the ratings (95%% CI), a panel per table size, here")
     p.add_argument("--heroes", "--hero", dest="heroes", default=None,
                    help="comma-separated heroes, any agent specs (e.g. ppo, ppo:PATH or an outside bot's "
                         f"mybot:make_bot); default {','.join(HEROES)} (Стартап: its bots)")
@@ -416,10 +417,7 @@ def main(argv=None) -> int:
     if not styles:
         p.error("--opponents must name at least one agent (--styles is its other name)")
     pairings = matrix_pairings(heroes, styles)
-    for flag, path in (("--json", args.json), ("--csv", args.csv)):
-        problem = check_output_path(path) if path else None
-        if problem:
-            p.error(f"{flag} {path}: {problem}")
+    check_outputs(p, args)
     try:
         with workers_from_args(args) as pool:
             ladder = run_ladder(list(args.players), args.games, args.search_games, args.seed, progress=args.progress,
@@ -431,7 +429,37 @@ def main(argv=None) -> int:
         atomic_write(args.json, lambda f: json.dump(ladder, f, indent=2), binary=False, make_folders=True)
     if args.csv:
         atomic_write(args.csv, lambda f: f.write(matrix_csv(ladder["matrix"])), binary=False, make_folders=True)
+    if args.plot:
+        plot_ladder(ladder, args.plot)
     return 0
+
+
+def plot_ladder(ladder: dict, path: str) -> None:
+    """Write a PNG of the ladder's ratings with their 95% intervals, a panel per table size,
+    titled with the game and ruleset (matplotlib must be installed)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sizes = sorted({row["players"] for row in ladder["ratings"]})
+    bots = max([1] + [sum(row["players"] == n for row in ladder["ratings"]) for n in sizes])
+    fig, axes = plt.subplots(1, max(len(sizes), 1), figsize=(4.5 * max(len(sizes), 1), 1.2 + 0.45 * bots),
+                             squeeze=False)
+    for ax, n in zip(axes[0], sizes):
+        rows = [row for row in ladder["ratings"] if row["players"] == n]
+        points, ci = np.array([row["rating"] for row in rows]), np.array([row["rating_ci"] for row in rows])
+        y = np.arange(len(rows))
+        ax.errorbar(points, y, xerr=error_bars(points, ci), fmt="o", capsize=4)
+        ax.axvline(0.0, color="grey", lw=0.8, ls="--")
+        ax.set_yticks(y, [row["name"] for row in rows])
+        ax.invert_yaxis()
+        ax.set_title(f"{n} players", fontsize=10)
+        ax.set_xlabel("rating, Elo-like points (95% CI)")
+    fig.suptitle(f"ladder: {game_and_ruleset(ladder['game'], ladder['rules'])}")
+    fig.tight_layout()
+    atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=100), make_folders=True)
+    plt.close(fig)
 
 
 if __name__ == "__main__":

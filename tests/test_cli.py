@@ -181,9 +181,10 @@ def test_results_name_the_game_and_the_ruleset(tmp_path, capsys, monkeypatch):
                   "--plot", str(tmp_path / "a.png"), "--no-progress"]) == 0
     assert "Startups, ruleset summary: 3 players, 3 games" in capsys.readouterr().out
     assert titles and titles[0].startswith("Startups, ruleset summary: 3 players")
-    assert ladder.main(["--players", "3", "--games", "3", "--heroes", "greedy", "--styles", "random",
-                        "--no-progress"]) == 0
+    assert ladder.main(["--players", "3,4", "--games", "4", "--heroes", "greedy", "--styles", "random",
+                        "--no-progress", "--plot", str(tmp_path / "ladder.png")]) == 0  # (the ladder had no --plot)
     out = capsys.readouterr().out
     assert out.startswith("ladder: Startups, ruleset rulebook\n") and "ladder ratings, Startups, ruleset rulebook" in out
+    assert titles[-1] == "ladder: Startups, ruleset rulebook" and (tmp_path / "ladder.png").read_bytes()[:4] == b"\x89PNG"
     assert generalization.main(["--heroes", "random", "--rulesets", "summary", "--games", "4", "--no-progress"]) == 0
     assert capsys.readouterr().out.startswith("Startups, rulesets summary: win rate against 3 x greedy")
