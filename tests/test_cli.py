@@ -188,3 +188,20 @@ def test_results_name_the_game_and_the_ruleset(tmp_path, capsys, monkeypatch):
     assert titles[-1] == "ladder: Startups, ruleset rulebook" and (tmp_path / "ladder.png").read_bytes()[:4] == b"\x89PNG"
     assert generalization.main(["--heroes", "random", "--rulesets", "summary", "--games", "4", "--no-progress"]) == 0
     assert capsys.readouterr().out.startswith("Startups, rulesets summary: win rate against 3 x greedy")
+
+
+def test_the_trainer_reads_its_flags_as_the_other_tools_do(capsys):
+    """The trainer's flags came from tyro, whose errors were boxes: now argparse's, one line,
+    naming the nearest flag of a typo; --help still shows each field's docstring."""
+    from startups_env.train.selfplay import main, parse_args
+
+    assert _exit_code(main, ["--total-step", "5"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().endswith("python -m startups_env.train.selfplay: error: unrecognized arguments: --total-step 5 "
+                                "(did you mean --total-steps?)") and "╭" not in err, err
+    assert _exit_code(main, ["--help"]) == 0
+    helped = " ".join(capsys.readouterr().out.split())
+    assert "--total-steps INT learner decisions to train for" in helped and "--no-greedy-prior" in helped, helped
+    args, given = parse_args(["--total-steps", "7", "--no-progress", "--rules=summary"])
+    assert (args.total_steps, args.progress, args.rules, args.seed) == (7, False, "summary", 1)
+    assert given == {"total_steps": 7, "progress": False, "rules": "summary"}

@@ -145,8 +145,12 @@ def parse_dataclass(parser: argparse.ArgumentParser, argv) -> argparse.Namespace
 
 
 def _field_docs(cls) -> dict[str, str]:
-    """The docstring under each field of the class ``cls``, on one line."""
-    body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0].body
+    """The docstring under each field of the class ``cls``, on one line (none where its
+    source cannot be read)."""
+    try:
+        body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0].body
+    except OSError:
+        return {}
     return {node.target.id: " ".join(after.value.value.split()) for node, after in zip(body, body[1:])
             if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(after, ast.Expr)
             and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)}
