@@ -100,6 +100,10 @@ def test_every_block_runs_or_says_why_not():
             if page == "docs/integrations.md" and lang == "python":
                 assert (code in recipes) != (not_run is not None), f"{page}, {title!r}: a recipe no test runs"
     assert ("README.md", "Quick start") in marked
+    for page, _, lang, code, not_run in [(p, *block) for p in PAGES for block in BLOCKS[p]]:
+        if not_run and "the same run as the first command of docs/training.md" in not_run:  # (as the page says)
+            first = next(c for _, kind, c, _ in BLOCKS["docs/training.md"] if kind == "bash").splitlines()[0]
+            assert code.strip() == first, f"{page}: the block is not the first command of docs/training.md"
 
 
 def test_readme_has_the_two_quick_start_commands():
