@@ -76,14 +76,6 @@ AGENT_NAMES = ("random", "greedy", "banker", "hoarder", "spoiler", "noisy", "sea
 _RULE_BASED = {"random": ("random_agent", "RandomAgent"), "greedy": ("greedy", "GreedyAgent"),
                "banker": ("banker", "BankerAgent"), "hoarder": ("hoarder", "HoarderAgent"),
                "spoiler": ("spoiler", "SpoilerAgent"), "noisy": ("noisy", "NoisyAgent")}
-#: The built-in bots of the other games (:mod:`startups_env.table.games`), as above: game ->
-#: {name: (module of this package, class)}. Their outside bots and ``ppo:PATH`` work as in
-#: *Startups*; the search, ``sb3:`` and OpenSpiel's bots are *Startups*' only.
-GAME_BOTS: dict[str, dict[str, tuple[str, str]]] = {
-    "startap": {"random": ("startap_bots", "StartapRandomAgent"), "builder": ("startap_bots", "BuilderAgent"),
-                "outsourcer": ("startap_bots", "OutsourcerAgent")},
-}
-
 #: ``module:callable``: a dotted module name, a colon, an identifier (``ppo:`` and
 #: ``sb3:`` are read first).
 OUTSIDE_SPEC = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*")
@@ -191,13 +183,13 @@ def make_agent(name: str, *, seed: int | None = None, game: str = DEFAULT_GAME, 
     ``"openspiel:ismcts"``, ``"openspiel:random"``, ``"openspiel:module:callable"``
     (OpenSpiel's bots) or ``"module:callable"`` (an outside bot's factory). kwargs go to the agent's constructor or factory (e.g.
     ``make_agent("search", determinizations=8)``); the search bot's ``rollout_policy`` may
-    be a name, built here. ``game``: the game it plays, by name (the bots of another game:
-    :data:`GAME_BOTS`)."""
+    be a name, built here. ``game``: the game it plays, a name or a
+    :class:`~startups_env.game.Game` (another game's bots: its ``Game.bots``)."""
     if not isinstance(name, str):
         raise ValueError(f"agent name must be a string, got {name!r}")
     key = name.strip()
-    game = game_by_name(game).name
-    if game != DEFAULT_GAME:
+    game = game_by_name(game)
+    if game.name != DEFAULT_GAME:
         return _other_game_agent(game, key, seed, kwargs)
     if key in _RULE_BASED:  # (each module imported when its bot is first asked for)
         module, cls = _RULE_BASED[key]
@@ -290,21 +282,23 @@ def check_agent(agent: Agent, players: int, game: str = DEFAULT_GAME) -> None:
             table.step(actions)
 
 
-def _other_game_agent(game: str, key: str, seed: int | None, kwargs: dict) -> Agent:
-    """A bot of ``game`` (not *Startups*): a built-in one of :data:`GAME_BOTS`, a network
-    checkpoint (``ppo:PATH``) or an outside bot."""
-    bots = GAME_BOTS.get(game, {})
-    if key in bots:
-        module, cls = bots[key]
-        return getattr(importlib.import_module(f".{module}", __package__), cls)(seed=seed, **kwargs)
+def _other_game_agent(game, key: str, seed: int | None, kwargs: dict) -> Agent:
+    """A bot of ``game`` (a :class:`~startups_env.game.Game`, not *Startups*): a built-in one
+    of its ``Game.bots``, a network checkpoint (``ppo:PATH``) or an outside bot."""
+    if key in game.bots:
+        factory = game.bots[key]
+        if isinstance(factory, str):  # "module:callable", imported when first asked for
+            module, _, attr = factory.partition(":")
+            factory = getattr(importlib.import_module(module), attr)
+        return factory(seed=seed, **kwargs)
     if key == "ppo" or (key.startswith("ppo:") and key[4:]):
         from .ppo import load_ppo_agent
 
-        return load_ppo_agent(key[4:] or None, seed=seed, game=game, **kwargs)
+        return load_ppo_agent(key[4:] or None, seed=seed, game=game.name, **kwargs)
     if OUTSIDE_SPEC.fullmatch(key) and not key.startswith(("ppo:", "sb3:")):
         return _outside_agent(key, seed, kwargs)
-    raise UnknownAgentError(f"unknown agent {key!r} for the game {game!r}; its agents: "
-                            f"{', '.join([*bots, 'ppo'])} (or 'ppo:PATH', or an outside bot's 'module:callable')")
+    raise UnknownAgentError(f"unknown agent {key!r} for the game {game.name!r}; its agents: "
+                            f"{', '.join([*game.bots, 'ppo'])} (or 'ppo:PATH', or an outside bot's 'module:callable')")
 
 
 class OutsideAgent(Agent):

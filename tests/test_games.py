@@ -157,3 +157,52 @@ def test_the_trainer_trains_on_startap(tmp_path):
                           "--out", str(tmp_path / "bad")], cwd=ROOT, env=env, capture_output=True, text=True,
                          timeout=120, check=False)
     assert bad.returncode != 0 and "unknown agent 'greedy' for the game 'startap'" in bad.stderr
+
+
+def test_a_startap_run_on_the_defaults_trains_and_resumes(tmp_path, capsys):
+    """`--game startap` with nothing else trains against Стартап's bots (not the first
+    game's greedy bot), and `--resume --out D` continues the run on the game its checkpoint
+    records, with or without `--game startap`; another --game is refused, naming both."""
+    from startups_env.train import selfplay
+
+    out = tmp_path / "run"
+    small = ["--players", "3-4", "--num-envs", "16", "--num-steps", "8", "--hidden", "16,16", "--eval-games", "2",
+             "--final-eval-games", "2", "--no-progress"]
+    assert selfplay.main(["--game", "startap", "--total-steps", "128", "--out", str(out), *small]) == 0
+    first = torch.load(out / "checkpoint.pt", weights_only=True)
+    assert first["config"]["game"] == "startap" and first["args"]["baselines"] == "random,builder"
+    assert first["args"]["eval_opponents"] == "random,builder"
+    assert selfplay.main(["--resume", "--out", str(out), "--total-steps", "256", "--no-progress"]) == 0
+    second = torch.load(out / "checkpoint.pt", weights_only=True)
+    assert second["global_step"] > first["global_step"] and second["config"]["game"] == "startap"
+    assert selfplay.main(["--game", "startap", "--resume", "--out", str(out), "--total-steps", "384",
+                          "--no-progress"]) == 0
+    assert torch.load(out / "checkpoint.pt", weights_only=True)["global_step"] > second["global_step"]
+    capsys.readouterr()
+    assert selfplay.main(["--game", "startups", "--resume", "--out", str(out), "--total-steps", "512"]) == 2
+    assert "trained on the game 'startap'" in capsys.readouterr().err
+
+
+def test_action_names_take_numpy_integers_in_both_games():
+    """action_space.sample() gives np.int64: every game names it as the same int."""
+    for game in GAMES.values():
+        for action in (0, game.num_actions - 1):
+            assert game.action_to_string(np.int64(action)) == game.action_to_string(action)
+        with pytest.raises(ValueError, match="action"):
+            game.action_to_string(game.num_actions)
+
+
+def test_one_front_door_serves_both_games():
+    import startups_env
+
+    for name, players in (("startups", 4), ("startap", 5)):
+        env = startups_env.env(game=name, num_players=players)
+        env.reset(seed=1)
+        assert len(env.possible_agents) == players
+        agent = env.agent_selection
+        obs = env.observe(agent)
+        assert obs["observation"].shape == (game_by_name(name).obs_dim,)
+        env.step(env.action_space(agent).sample(obs["action_mask"]))
+    assert "startap" in startups_env.env.__doc__ and "startap" in startups_env.__doc__
+    with pytest.raises(ValueError, match="unknown game 'chess'"):
+        startups_env.env(game="chess")
