@@ -77,6 +77,9 @@ class Game:
             render_mode=)`` ("": the generic env over this record,
             ``startups_env.envs.game_aec``).
         openspiel: whether ``startups_env.envs.openspiel`` can serve it as a pyspiel game.
+        bench: the ``"module:callable"`` of its figures' command (``main(argv)``) that
+            ``python -m startups_env.agents.bench --game NAME`` runs ("": none; *Startups*'
+            are the bench's own).
     """
 
     name: str
@@ -108,6 +111,7 @@ class Game:
     render_text: Callable[..., str] | None = None
     env: str = ""
     openspiel: bool = False
+    bench: str = ""
 
     def default_rules(self, **options):
         """The game's settings at its usual table of four (or its nearest size)."""

@@ -61,11 +61,11 @@ from startups_env.startups.rules import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, N
 from startups_env.startups.simulator import Simulator
 from startups_env.table import act_for_seats
 from startups_env.table.policy import needs_of
-from startups_env.tools.cli import PLAYERS_FORMS, add_rules_argument, players_arg, prog
+from startups_env.tools.cli import PLAYERS_FORMS, add_game_argument, add_rules_argument, players_arg, prog
 from startups_env.tools.distributed import add_worker_arguments, workers_from_args
 from startups_env.tools.files import atomic_write
 
-from .common import atomic_save, atomic_write_text, git_revision, hidden_sizes
+from .common import atomic_save, atomic_write_text, git_revision, hidden_sizes, require_search
 from .evaluate import eval_summary, evaluate
 
 SHARD_KEYS = ("obs", "mask", "action", "game", "won")
@@ -349,6 +349,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=1, help="seed of the games, the teacher and the fit")
     parser.add_argument("--eval-games", type=int, default=1000,
                         help="4-player arena games per baseline for the final table (0: skip)")
+    add_game_argument(parser)
     add_worker_arguments(parser)
     return parser
 
@@ -356,6 +357,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     try:
+        require_search(args.game, "distillation")  # before any file or folder is made
         hidden = hidden_sizes(args.hidden)
         if args.games < 1 or args.shard_games < 1 or args.epochs < 1:
             raise ValueError("--games, --shard-games and --epochs must be >= 1")

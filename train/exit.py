@@ -59,11 +59,11 @@ from startups_env.agents.arena import run_arena
 from startups_env.agents.ladder import STYLES
 from startups_env.agents.ppo import checkpoint_dict
 from startups_env.agents.registry import build_agent, split_names
-from startups_env.tools.cli import PLAYERS_FORMS, players_arg, prog
+from startups_env.tools.cli import PLAYERS_FORMS, add_game_argument, players_arg, prog
 from startups_env.tools.distributed import add_worker_arguments, workers_from_args
 from startups_env.tools.files import atomic_write
 
-from .common import atomic_save, atomic_write_text, derived_seed, git_revision, hidden_sizes
+from .common import atomic_save, atomic_write_text, derived_seed, git_revision, hidden_sizes, require_search
 from .distill import SHARD_KEYS, fit, label_shard, load_shards, save_shard, shard_jobs
 
 #: The arrays of a labelled shard the fit reads: distill's, and the true hands.
@@ -309,6 +309,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--eval-players", type=int, default=4, help="table size of the evaluation")
     parser.add_argument("--eval-shard-games", type=int, default=500,
                         help="evaluation games a shard (the results depend on it, not on the workers)")
+    add_game_argument(parser)
     add_worker_arguments(parser)
     return parser
 
@@ -316,6 +317,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     try:
+        require_search(args.game, "expert iteration")  # before any file or folder is made
         check_args(args)
         check_settings(args)
         done = len(read_rounds(args.out))

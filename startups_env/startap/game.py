@@ -121,4 +121,5 @@ GAME = Game(
     deal_hidden=deal_hidden,
     render_text=render_text,
     env="startups_env.envs.startap_aec:env",
+    bench="startups_env.agents.startap_bench:main",
 )
