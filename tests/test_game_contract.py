@@ -9,6 +9,7 @@ game but the parity checks, which run each game's own reference."""
 from __future__ import annotations
 
 import dataclasses
+import html
 import importlib
 
 import numpy as np
@@ -22,6 +23,7 @@ from startups_env.agents.arena import run_arena
 from startups_env.agents.ladder import default_pairings, run_ladder
 from startups_env.agents.registry import make_agent
 from startups_env.table.games import GAMES, register
+from startups_env.tools import game_log
 from startups_env.train import selfplay
 
 #: The games of the tests only, each registered by this one line (tests/games/).
@@ -129,25 +131,27 @@ def test_parity_with_the_reference(game):
     PARITY[game.name]()
 
 
-def test_render_and_a_game_log_that_replays(game):
-    """A game log (the seed, the table and every decision) replays to the same game, picture
-    for picture; every decision has a name."""
-    rules, seed = game.make_rules(_table(game)), 9
-    sim = game.make_simulator(rules, 1, seed)
-    rng = np.random.default_rng(seed)
-    log, pictures = [], [game.render_text(sim.state, 0, None)]
-    while not sim.done[0] and len(log) < 300:
-        action = int(rng.choice(np.flatnonzero(sim.legal_mask()[0])))
-        log.append((int(sim.state.current[0]), action, game.action_to_string(action)))
-        sim.step(np.array([action]))
-        pictures.append(game.render_text(sim.state, 0, int(sim.state.current[0])))
-    assert all(isinstance(text, str) and text for text in pictures)
-    again = game.make_simulator(rules, 1, seed)
-    for k, (seat, action, _name) in enumerate(log):
-        assert int(again.state.current[0]) == seat
-        again.step(np.array([action]))
-        assert game.render_text(again.state, 0, int(again.state.current[0])) == pictures[k + 1]
-    np.testing.assert_array_equal(game.outcome(again.state)["ranks"], game.outcome(sim.state)["ranks"])
+def test_render_and_a_game_log_that_replays(game, tmp_path):
+    """A game log (the deal and every decision) saved, loaded and replayed gives the same game,
+    picture for picture; its HTML page shows each decision by name; a log whose decision
+    the game refuses is an error naming that decision."""
+    bots = [make_agent(name, seed=seat, game=game.name) for seat, name in
+            enumerate((list(game.bots) or ["random"]) * game.max_players)][:_table(game)]
+    log = game_log.record(game, bots, seed=9)
+    assert log["actions"] and log["players"] == [bot.name for bot in bots]
+    game_log.save(log, tmp_path / "game.json")
+    back = game_log.load(tmp_path / "game.json")
+    first = [game.render_text(sim.state, 0, None) for _step, sim in game_log.frames(log)]
+    again = [game.render_text(sim.state, 0, None) for _step, sim in game_log.frames(back)]
+    assert first == again and all(isinstance(text, str) and text for text in first)
+    assert bool(game_log.replay(back).done[0])
+    game_log.write_html(back, tmp_path / "game.html")
+    page = (tmp_path / "game.html").read_text()
+    assert page.count("<details") == len(log["actions"]) + 1
+    assert html.escape(game.action_to_string(log["actions"][-1])) in page
+    broken = dict(back, actions=[*back["actions"][:-1], game.num_actions])
+    with pytest.raises(ValueError, match=f"decision {len(log['actions']) - 1} of the log"):
+        game_log.replay(broken)
 
 
 def test_the_arena_and_the_ladder(game, capsys):
