@@ -228,3 +228,31 @@ def test_the_bench_prints_startap_figures_with_game(capsys):
     out = capsys.readouterr().out
     assert "batch B=8 players=4 decisions_per_s=" in out and "game_length players=" in out
     assert "search" not in out  # (not the first game's figures)
+
+
+def test_startap_in_the_terminal_against_its_bots(tmp_path):
+    """`play --game startap`: each prompt shows the table and the legal moves by id; a bad
+    entry asks again; the game runs to its end and its log replays to the same result."""
+    import io
+    import re
+
+    from startups_env.agents.play import main as play_main
+    from startups_env.tools import game_log
+
+    out = io.StringIO()
+    asked = []
+
+    def answer(prompt):
+        moves = re.findall(r"^moves: (\d+)", out.getvalue(), re.M)
+        asked.append(moves[-1])
+        return "999" if len(asked) == 1 else moves[-1]  # (one bad entry first)
+
+    path = tmp_path / "game.json"
+    assert play_main(["--game", "startap", "--players", "3", "--seed", "2", "--opponents", "builder",
+                      "--save", str(path)], input_fn=answer, output=out) == 0
+    text = out.getvalue()
+    assert "'999' is not a legal move id here" in text and "The game is over: you placed" in text
+    log = game_log.load(path)
+    assert log["players"] == ["you", "builder", "builder"] and len(asked) > 2
+    assert game_log.replay(log).done[0]
+    assert play_main(["--game", "startap", "--players", "9"], input_fn=answer, output=io.StringIO()) == 2

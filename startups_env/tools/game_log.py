@@ -39,9 +39,7 @@ FORMAT, VERSION = "startups-env-game-log", 1
 def record(game: Game, policies: Sequence, seed: int = 0, *, rules=None, max_decisions: int = 10_000) -> dict:
     """Play one game of ``game`` with ``policies`` (one per seat, as the table driver seats
     them), dealt from ``seed``; its log (a dict, the JSON layout of the module doc)."""
-    rules = game.make_rules(len(policies)) if rules is None else game.check_rules(rules)
-    deal = deal_rows(game.shuffled_decks(np.random.default_rng(seed), 1, rules), 0)
-    sim = game.make_simulator(rules, 1, seed, _batch(deal))
+    sim, deal = deal_one(game, len(policies), seed, rules)
     table, actions = Table(sim, list(policies)), []
     while not sim.done[0]:
         if len(actions) >= max_decisions:
@@ -49,10 +47,24 @@ def record(game: Game, policies: Sequence, seed: int = 0, *, rules=None, max_dec
         chosen = table.act()
         actions.append(int(chosen[0]))
         table.step(chosen)
-    return {"format": FORMAT, "version": VERSION, "game": game.name, "num_players": len(policies),
+    return log_of(game, sim, deal, actions, [policy_name(p) for p in policies])
+
+
+def deal_one(game: Game, players: int, seed, rules=None):
+    """(a simulator of one game of ``game`` dealt from ``seed``, that deal as a log keeps it)."""
+    rules = game.make_rules(players) if rules is None else game.check_rules(rules)
+    deal = deal_rows(game.shuffled_decks(np.random.default_rng(seed), 1, rules), 0)
+    return game.make_simulator(rules, 1, seed, _batch(deal)), deal
+
+
+def log_of(game: Game, sim, deal, actions: Sequence[int], players: Sequence[str]) -> dict:
+    """The log of the game ``sim`` (one game, dealt ``deal``) after ``actions``; its result
+    once it is over."""
+    rules = sim.rules
+    return {"format": FORMAT, "version": VERSION, "game": game.name, "num_players": int(sim.state.num_players[0]),
             "settings": {"turn_cap": int(rules.turn_cap), "reward": str(rules.reward)},
-            "deal": _plain(deal), "actions": actions, "players": [policy_name(p) for p in policies],
-            "result": _result(game, sim)}
+            "deal": _plain(deal), "actions": [int(a) for a in actions], "players": list(players),
+            "result": _result(game, sim) if sim.done[0] else None}
 
 
 def _plain(deal):
@@ -124,7 +136,7 @@ def html_page(log: dict, viewer: int | None = None) -> str:
             f"{k}. player_{step[0]} ({html.escape(players[step[0]])}): {html.escape(game.action_to_string(step[1]))}"
         text = game.render_text(sim.state, 0, viewer)
         parts.append(f"<details{' open' if step is None else ''}><summary>{head}</summary><pre>{html.escape(text)}</pre></details>")
-    parts.append(f"<p>result: ranks {log.get('result', {}).get('ranks')}</p>")
+    parts.append(f"<p>result: ranks {(log.get('result') or {}).get('ranks', 'none: the game was left')}</p>")
     return "\n".join(parts)
 
 
@@ -147,7 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(f"{log['game']}: {len(log['actions'])} decisions replayed, ranks {log['result']['ranks']}"
+    print(f"{log['game']}: {len(log['actions'])} decisions replayed, ranks {(log['result'] or {}).get('ranks')}"
           f"{', HTML in ' + args.html if args.html else ''}; done: {bool(sim.done[0])}")
     return 0
 
