@@ -256,3 +256,18 @@ def test_startap_in_the_terminal_against_its_bots(tmp_path):
     assert log["players"] == ["you", "builder", "builder"] and len(asked) > 2
     assert game_log.replay(log).done[0]
     assert play_main(["--game", "startap", "--players", "9"], input_fn=answer, output=io.StringIO()) == 2
+
+
+def test_startap_renders_an_rgb_array_picture():
+    import startups_env
+
+    env = startups_env.env(game="startap", num_players=3, render_mode="rgb_array")
+    env.reset(seed=1)
+    first = env.render()
+    assert first.dtype == np.uint8 and first.ndim == 3 and first.shape[2] == 3 and first.shape[0] > 60
+    assert (first != first[0, 0]).any(axis=2).sum() > 500  # text was drawn
+    agent = env.agent_selection
+    env.step(int(np.flatnonzero(env.observe(agent)["action_mask"])[0]))
+    env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
+    later = env.render()
+    assert later.shape != first.shape or (later != first).any()  # the picture follows the game

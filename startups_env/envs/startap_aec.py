@@ -65,11 +65,12 @@ class raw_env(AECEnv):
 
     Args:
         num_players: seats, 2-6 (default 4).
-        render_mode: None, ``"ansi"`` (``render()`` returns the table as text) or
-            ``"human"`` (prints it after every step).
+        render_mode: None, ``"ansi"`` (``render()`` returns the table as text),
+            ``"human"`` (prints it after every step) or ``"rgb_array"`` (the table's text
+            as a picture, uint8[H, W, 3]; needs Pillow).
     """
 
-    metadata = {"name": "startap_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False,
+    metadata = {"name": "startap_v0", "render_modes": ["ansi", "human", "rgb_array"], "is_parallelizable": False,
                 "render_fps": 2}
 
     def __init__(self, num_players: int = 4, render_mode: str | None = None):
@@ -168,6 +169,8 @@ class raw_env(AECEnv):
             gymnasium.logger.warn("You are calling render method without specifying any render mode.")
             return None
         self._require_game("render")
+        if self.render_mode == "rgb_array":
+            return render.table_rgb(self.sim.state, 0, self.agent_name_mapping[self.agent_selection])
         text = table_text(self.sim, self.agent_name_mapping[self.agent_selection])
         if self.render_mode == "human":
             print(text)

@@ -36,3 +36,31 @@ def table_text(s, game: int = 0, viewer: int | None = None) -> str:
     if s.done[g]:
         lines.append(f"over: ranks {s.ranks[g, :n].tolist()}")
     return "\n".join(lines)
+
+
+def table_rgb(s, game: int = 0, viewer: int | None = None, *, size: int = 14) -> np.ndarray:
+    """uint8[H, W, 3]: :func:`table_text` drawn as a picture, a line of text per line, each
+    seat's line in its own colour (needs Pillow, the ``train`` extra)."""
+    try:
+        from PIL import Image, ImageDraw, ImageFont
+    except ImportError as exc:
+        raise ImportError("the rgb_array picture needs Pillow: pip install 'startups-env[train]'") from exc
+    try:
+        font = ImageFont.load_default(size=size)  # Pillow >= 10.1 with FreeType
+    except TypeError:  # older Pillow: a fixed bitmap font
+        font = ImageFont.load_default()
+    lines = table_text(s, game, viewer).split("\n")
+    height = size + 6
+    width = 12 + max(int(font.getbbox(line)[2]) for line in lines)
+    img = Image.new("RGB", (width, 12 + height * len(lines)), (250, 248, 240))
+    draw = ImageDraw.Draw(img)
+    for k, line in enumerate(lines):
+        seat = line.split(":")[0].split("'")[0]
+        hue = SEAT_COLOURS[int(seat[7:]) % len(SEAT_COLOURS)] if seat.startswith("player_") and seat[7:].isdigit() \
+            else (30, 30, 30)
+        draw.text((6, 6 + k * height), line, fill=hue, font=font)
+    return np.asarray(img, dtype=np.uint8)
+
+
+#: The colour of each seat's lines in :func:`table_rgb`.
+SEAT_COLOURS = ((178, 34, 34), (25, 90, 160), (34, 120, 60), (150, 90, 10), (110, 50, 140), (20, 120, 120))
