@@ -295,7 +295,11 @@ def _other_game_agent(game, key: str, seed: int | None, kwargs: dict) -> Agent:
         from .ppo import load_ppo_agent
 
         return load_ppo_agent(key[4:] or None, seed=seed, game=game.name, **kwargs)
-    if OUTSIDE_SPEC.fullmatch(key) and not key.startswith(("ppo:", "sb3:")):
+    if key.startswith((OPENSPIEL_PREFIX, "sb3:")) or key in ("search", "exit"):
+        raise UnknownAgentError(f"agent {key!r} plays {DEFAULT_GAME} only, not {game.title} (--game {game.name}); "
+                                f"its agents: {', '.join([*game.bots, 'ppo'])} (or 'ppo:PATH', or an outside bot's "
+                                "'module:callable')")
+    if OUTSIDE_SPEC.fullmatch(key) and not key.startswith("ppo:"):
         return _outside_agent(key, seed, kwargs)
     raise UnknownAgentError(f"unknown agent {key!r} for the game {game.name!r}; its agents: "
                             f"{', '.join([*game.bots, 'ppo'])} (or 'ppo:PATH', or an outside bot's 'module:callable')")

@@ -76,7 +76,10 @@ class Game:
         env: the ``"module:callable"`` of its PettingZoo env factory ``f(num_players=,
             render_mode=)`` ("": the generic env over this record,
             ``startups_env.envs.game_aec``).
-        openspiel: whether ``startups_env.envs.openspiel`` can serve it as a pyspiel game.
+        openspiel: the name ``pyspiel.load_game`` knows it by ("": no OpenSpiel game):
+            *Startups*' ``"startups"`` (``startups_env.envs.openspiel``), and
+            ``"startups_env_<name>"`` for a game served from its record
+            (``startups_env.envs.openspiel_games``).
         bench: the ``"module:callable"`` of its figures' command (``main(argv)``) that
             ``python -m startups_env.agents.bench --game NAME`` runs ("": none; *Startups*'
             are the bench's own).
@@ -110,7 +113,7 @@ class Game:
     deal_hidden: Callable[..., Any] | None = None
     render_text: Callable[..., str] | None = None
     env: str = ""
-    openspiel: bool = False
+    openspiel: str = ""
     bench: str = ""
 
     def default_rules(self, **options):

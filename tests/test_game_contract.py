@@ -185,9 +185,12 @@ def test_a_training_run_interrupted_and_resumed(game, tmp_path):
 
 def test_openspiel_random_sim_test(game):
     if not game.openspiel:
-        pytest.skip(f"{game.title} has no OpenSpiel game yet")
+        pytest.skip(f"{game.title} has no OpenSpiel game")
     pyspiel = pytest.importorskip("pyspiel")
-    from startups_env.envs import openspiel
+    from startups_env.envs import openspiel, openspiel_games
 
-    pyspiel.random_sim_test(pyspiel.load_game(openspiel.GAME_NAME, {"players": _table(game)}), num_sims=2,
+    if game.openspiel == openspiel_games.short_name(game):
+        openspiel_games.register(game)  # (a game of the tests is registered with pyspiel here)
+    assert game.openspiel in (openspiel.GAME_NAME, openspiel_games.short_name(game))
+    pyspiel.random_sim_test(pyspiel.load_game(game.openspiel, {"players": _table(game)}), num_sims=2,
                             serialize=True, verbose=False)

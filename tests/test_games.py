@@ -271,3 +271,9 @@ def test_startap_renders_an_rgb_array_picture():
     env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
     later = env.render()
     assert later.shape != first.shape or (later != first).any()  # the picture follows the game
+
+
+def test_first_game_only_bots_at_a_startap_table_are_named_as_such():
+    for spec in ("openspiel:ismcts", "search", "sb3:model.zip", "exit"):
+        with pytest.raises(UnknownAgentError, match=f"agent '{spec}' plays startups only, not Стартап"):
+            make_agent(spec, game="startap")

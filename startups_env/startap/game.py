@@ -122,4 +122,5 @@ GAME = Game(
     render_text=render_text,
     env="startups_env.envs.startap_aec:env",
     bench="startups_env.agents.startap_bench:main",
+    openspiel="startups_env_startap",
 )

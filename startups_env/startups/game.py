@@ -90,5 +90,5 @@ GAME = Game(
     deal_hidden=redeal,
     render_text=render_text,
     env="startups_env.envs.aec:env",
-    openspiel=True,
+    openspiel="startups",
 )

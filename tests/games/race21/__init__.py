@@ -164,6 +164,6 @@ GAME = Game(
     action_to_string=action_to_string,
     obs_layout=f"total:{TARGET + 1},num_players:{MAX_P - MIN_P + 1}",
     bots={"random": RandomBot, "counter": CounterBot}, ladder=(("random", "counter"), ("random", "counter")),
-    opponents=("random", "counter"),
+    opponents=("random", "counter"), openspiel="startups_env_race21",
     render_text=lambda s, g=0, viewer=None: f"total {int(s.total[g])} of {TARGET}, player_{int(s.current[g])} to add",
 )
