@@ -103,11 +103,12 @@ def test_bad_input_is_refused_and_changes_nothing(game):
     mask = sim.legal_mask()
     running = np.flatnonzero(mask.any(axis=1))
     illegal = np.where(mask, 0, 1).argmax(axis=1)  # an action illegal in each game, where there is one
-    for bad in (np.full(sim.batch_size, game.num_actions), np.full(sim.batch_size, -1), np.zeros(sim.batch_size + 1, int)):
-        with pytest.raises(ValueError):
+    for bad in (np.full(sim.batch_size, game.num_actions), np.full(sim.batch_size, -1),
+                np.zeros(sim.batch_size + 1, int), np.full(sim.batch_size, 0.5)):
+        with pytest.raises(ValueError, match="action"):  # (out of range, mis-shaped, not integers)
             sim.step(bad)
     if (~mask[running]).any(axis=1).all():
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="illegal"):
             sim.step(illegal)
     after = _arrays(sim.state)
     assert all(np.array_equal(before[name], after[name]) for name in before)
