@@ -41,6 +41,7 @@ waiting). The default run takes about two minutes on a 2-core machine.
 from __future__ import annotations
 
 import argparse
+import importlib
 import statistics
 import sys
 import time
@@ -57,7 +58,8 @@ from startups_env.startups.observe import OBS_DIM, observation_bounds, observe
 from startups_env.startups.rules import NUM_ACTIONS, Rules
 from startups_env.startups.simulator import Simulator
 from startups_env.table.driver import Table
-from startups_env.tools.cli import add_traceback_argument, prog, report_error, table_size_arg
+from startups_env.table.games import DEFAULT_GAME, game_by_name
+from startups_env.tools.cli import add_game_argument, add_traceback_argument, prog, report_error, table_size_arg
 
 _CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 _clock = time.perf_counter
@@ -289,6 +291,7 @@ def _median(measure, repeats: int) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog("startups_env.agents.bench"), description=__doc__.split("\n\n")[0])
+    add_game_argument(parser)  # (read first by main: another game's figures are its own bench's)
     parser.add_argument("--players", type=table_size_arg, default=4, help="table size, 2-7 (default 4)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per figure; the median is printed (default 3)")
     parser.add_argument("--seconds", type=float, default=None, help="seconds per run on --clock (default 2, --quick 0.25)")
@@ -378,7 +381,19 @@ def _print_search_times(players: int, games: int, repeats: int, backends: list[s
 
 
 def main(argv=None) -> int:
-    args = _checked_args(argv)
+    """The figures of ``--game`` (default startups); another game's are its own bench's
+    (``Game.bench``, e.g. Стартап's :mod:`startups_env.agents.startap_bench`), given the
+    rest of the command line."""
+    chosen = argparse.ArgumentParser(add_help=False)
+    add_game_argument(chosen)
+    known, rest = chosen.parse_known_args(argv)
+    game = game_by_name(known.game)
+    if game.name != DEFAULT_GAME:
+        if not game.bench:
+            return report_error(_parser().prog, ValueError(f"--game {game.name}: {game.title} has no bench figures"))
+        module, _, name = game.bench.partition(":")
+        return getattr(importlib.import_module(module), name)(rest)
+    args = _checked_args(rest)
     try:
         _measure(args)
     except (ValueError, ImportError, OSError) as exc:

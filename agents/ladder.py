@@ -75,10 +75,10 @@ from .arena import SHARD_GAMES, ArenaResult, check_output_path, check_outputs, c
 from .ratings import format_rating, rate
 from .registry import parse_agent_spec, split_names
 
-#: The heroes of the default ladder: every rule-based bot, then the search bot.
-HEROES = ("random", "greedy", "banker", "hoarder", "spoiler", "noisy", "search")
-#: The opponent styles of the default ladder (each plays N-1 copies of itself).
-STYLES = ("random", "greedy", "banker", "hoarder", "spoiler", "noisy")
+#: The heroes of *Startups*' default ladder: every rule-based bot, then the search bot;
+#: and its opponent styles (each plays N-1 copies of itself). Each game's are its
+#: ``Game.ladder``.
+HEROES, STYLES = game_by_name(DEFAULT_GAME).ladder
 
 
 def matrix_pairings(heroes, styles) -> tuple[tuple[str, str], ...]:
@@ -88,14 +88,11 @@ def matrix_pairings(heroes, styles) -> tuple[tuple[str, str], ...]:
 
 #: (hero, opponent) pairings of the default ladder; "search" games are the expensive ones.
 PAIRINGS = matrix_pairings(HEROES, STYLES)
-#: The default heroes and styles of each game's ladder.
-LADDER_BOTS = {"startups": (HEROES, STYLES),
-               "startap": (("random", "builder", "outsourcer"), ("random", "builder", "outsourcer"))}
 
 
 def default_pairings(game: str = DEFAULT_GAME) -> tuple[tuple[str, str], ...]:
-    """The pairings of ``game``'s default ladder (:data:`LADDER_BOTS`)."""
-    heroes, styles = LADDER_BOTS[game_by_name(game).name]
+    """The pairings of ``game``'s default ladder (its ``Game.ladder``)."""
+    heroes, styles = game_by_name(game).ladder
     return matrix_pairings(heroes, styles)
 
 
@@ -409,7 +406,7 @@ def main(argv=None) -> int:
     add_traceback_argument(p)
     add_worker_arguments(p)
     args = p.parse_args(argv)
-    default_heroes, default_styles = LADDER_BOTS[args.game]
+    default_heroes, default_styles = game_by_name(args.game).ladder
     heroes = split_names(args.heroes) if args.heroes is not None else list(default_heroes)
     styles = split_names(args.styles) if args.styles is not None else list(default_styles)
     if not heroes:

@@ -1,4 +1,5 @@
-"""Play *Startups* against the bots in the terminal.
+"""Play *Startups* against the bots in the terminal (``--game startap`` and any other game:
+:mod:`startups_env.agents.table_play`).
 
     python -m startups_env.agents.play --players 4 --opponents greedy,banker,random [--seat 0] [--seed 7]
 
@@ -29,9 +30,11 @@ from startups_env.startups.render import table_text
 from startups_env.startups.rules import COMPANY_NAMES, NUM_ACTIONS, Action, Rules, action_to_string
 from startups_env.startups.simulator import Simulator
 from startups_env.table import Table
-from startups_env.tools.cli import add_rules_argument, add_traceback_argument, prog, table_size_arg
+from startups_env.table.games import DEFAULT_GAME, GAMES
+from startups_env.tools.cli import add_game_argument, add_rules_argument, add_traceback_argument, prog, table_size_arg
 from startups_env.tools.replay import Recorder, describe_action
 
+from . import table_play
 from .base import Agent
 from .registry import build_agent, split_names
 
@@ -124,6 +127,7 @@ class _ArgumentParser(argparse.ArgumentParser):
 
 def _parse_args(argv):
     parser = _ArgumentParser(prog=prog("startups_env.agents.play"), description="Play Startups against bots.")
+    add_game_argument(parser)  # (read first by main: another game is table_play's)
     parser.add_argument("--players", type=table_size_arg, default=4, help="table size, 2-7 (default 4)")
     parser.add_argument(
         "--opponents",
@@ -147,8 +151,17 @@ def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = inp
     def say(text: str = "") -> None:
         print(text, file=out, flush=True)
 
+    chosen = argparse.ArgumentParser(add_help=False)
+    add_game_argument(chosen)
     try:
-        args, names, rules, bots, seeds = _setup(argv)
+        known, rest = chosen.parse_known_args(argv)
+    except SystemExit:
+        say(f"error: --game: the games are {', '.join(sorted(GAMES))}")
+        return 2
+    if known.game != DEFAULT_GAME:  # another game: the generic terminal game over its record
+        return table_play.play(argv, input_fn, say)
+    try:
+        args, names, rules, bots, seeds = _setup(rest)
     except (ValueError, TypeError, ImportError, OSError) as e:  # bad names, arguments, missing weights
         if "--traceback" in (sys.argv[1:] if argv is None else argv):  # (the arguments may be what failed)
             traceback.print_exception(type(e), e, e.__traceback__, file=out)

@@ -271,9 +271,9 @@ def checkpoint_dict(model: ActorCritic, **extra) -> dict[str, Any]:
             "model": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}, **extra}
 
 
-def read_checkpoint(path: str, game: str = DEFAULT_GAME) -> dict[str, Any]:
-    """Load and validate a checkpoint dict (weights only) of a network that plays ``game``.
-    Raises FileNotFoundError if the file is missing and :class:`CheckpointError` if it is
+def read_checkpoint(path: str, game: str | None = DEFAULT_GAME) -> dict[str, Any]:
+    """Load and validate a checkpoint dict (weights only) of a network that plays ``game``
+    (None: the game the checkpoint records, as a training run's ``--resume`` reads it). Raises FileNotFoundError if the file is missing and :class:`CheckpointError` if it is
     not a usable checkpoint."""
     path = os.fspath(path)
     if os.path.isdir(path):
@@ -303,7 +303,7 @@ def read_checkpoint(path: str, game: str = DEFAULT_GAME) -> dict[str, Any]:
     config = data.get("config")
     if not isinstance(config, dict) or not isinstance(data.get("model"), dict):
         raise CheckpointError(f"{path} lacks the 'config' or 'model' entry")
-    check_game(config, path, game_by_name(game))
+    check_game(config, path, game_by_name(config.get("game", DEFAULT_GAME) if game is None else game))
     return data
 
 

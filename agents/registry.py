@@ -79,14 +79,6 @@ AGENT_NAMES = ("random", "greedy", "banker", "hoarder", "spoiler", "noisy", "sea
 _RULE_BASED = {"random": ("random_agent", "RandomAgent"), "greedy": ("greedy", "GreedyAgent"),
                "banker": ("banker", "BankerAgent"), "hoarder": ("hoarder", "HoarderAgent"),
                "spoiler": ("spoiler", "SpoilerAgent"), "noisy": ("noisy", "NoisyAgent")}
-#: The built-in bots of the other games (:mod:`startups_env.table.games`), as above: game ->
-#: {name: (module of this package, class)}. Their outside bots and ``ppo:PATH`` work as in
-#: *Startups*; the search, ``sb3:`` and OpenSpiel's bots are *Startups*' only.
-GAME_BOTS: dict[str, dict[str, tuple[str, str]]] = {
-    "startap": {"random": ("startap_bots", "StartapRandomAgent"), "builder": ("startap_bots", "BuilderAgent"),
-                "outsourcer": ("startap_bots", "OutsourcerAgent")},
-}
-
 #: ``module:callable``: a dotted module name, a colon, an identifier (``ppo:`` and
 #: ``sb3:`` are read first).
 OUTSIDE_SPEC = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*")
@@ -194,13 +186,13 @@ def make_agent(name: str, *, seed: int | None = None, game: str = DEFAULT_GAME, 
     ``"openspiel:ismcts"``, ``"openspiel:random"``, ``"openspiel:module:callable"``
     (OpenSpiel's bots) or ``"module:callable"`` (an outside bot's factory). kwargs go to the agent's constructor or factory (e.g.
     ``make_agent("search", determinizations=8)``); the search bot's ``rollout_policy`` may
-    be a name, built here. ``game``: the game it plays, by name (the bots of another game:
-    :data:`GAME_BOTS`)."""
+    be a name, built here. ``game``: the game it plays, a name or a
+    :class:`~startups_env.game.Game` (another game's bots: its ``Game.bots``)."""
     if not isinstance(name, str):
         raise ValueError(f"agent name must be a string, got {name!r}")
     key = name.strip()
-    game = game_by_name(game).name
-    if game != DEFAULT_GAME:
+    game = game_by_name(game)
+    if game.name != DEFAULT_GAME:
         return _other_game_agent(game, key, seed, kwargs)
     if key in _RULE_BASED:  # (each module imported when its bot is first asked for)
         module, cls = _RULE_BASED[key]
@@ -294,14 +286,16 @@ def agent_settings(name: str, game: str = DEFAULT_GAME) -> tuple[str, ...] | Non
     those that take an object rather than a value (``config``, ``rules``, ``params``). None
     where that is not known here: a factory taking ``**kwargs``, a name no agent has, or a
     bot whose library is missing (:func:`make_agent` then says why)."""
-    key, game = name.strip(), game_by_name(game).name
-    bots = _RULE_BASED if game == DEFAULT_GAME else GAME_BOTS.get(game, {})
+    record = game_by_name(game)
+    key, game = name.strip(), record.name
     try:
-        if key in bots:
-            module, cls = bots[key]
+        if game == DEFAULT_GAME and key in _RULE_BASED:
+            module, cls = _RULE_BASED[key]
             target = getattr(importlib.import_module(f".{module}", __package__), cls)
             fields = importlib.import_module(".greedy", __package__).GreedyParams if key == "greedy" else None
             return _keywords(target, ("seed", "params"), fields)
+        if game != DEFAULT_GAME and key in record.bots:
+            return _keywords(game_bot_factory(record, key), ("seed", "params"))
         if key == "search" and game == DEFAULT_GAME:
             from .search import SearchAgent
             from .search.config import SearchConfig
@@ -369,21 +363,33 @@ def check_agent(agent: Agent, players: int, game: str = DEFAULT_GAME) -> None:
             table.step(actions)
 
 
-def _other_game_agent(game: str, key: str, seed: int | None, kwargs: dict) -> Agent:
-    """A bot of ``game`` (not *Startups*): a built-in one of :data:`GAME_BOTS`, a network
-    checkpoint (``ppo:PATH``) or an outside bot."""
-    bots = GAME_BOTS.get(game, {})
-    if key in bots:
-        module, cls = bots[key]
-        return getattr(importlib.import_module(f".{module}", __package__), cls)(seed=seed, **kwargs)
+def game_bot_factory(game, key: str):
+    """The factory of ``game``'s built-in bot ``key`` (:attr:`Game.bots`): a callable, or a
+    ``"module:callable"`` string imported when first asked for."""
+    factory = game.bots[key]
+    if isinstance(factory, str):
+        module, _, attr = factory.partition(":")
+        factory = getattr(importlib.import_module(module), attr)
+    return factory
+
+
+def _other_game_agent(game, key: str, seed: int | None, kwargs: dict) -> Agent:
+    """A bot of ``game`` (a :class:`~startups_env.game.Game`, not *Startups*): a built-in one
+    of its ``Game.bots``, a network checkpoint (``ppo:PATH``) or an outside bot."""
+    if key in game.bots:
+        return game_bot_factory(game, key)(seed=seed, **kwargs)
     if key == "ppo" or (key.startswith("ppo:") and key[4:]):
         from .ppo import load_ppo_agent
 
-        return load_ppo_agent(key[4:] or None, seed=seed, game=game, **kwargs)
-    if OUTSIDE_SPEC.fullmatch(key) and not key.startswith(("ppo:", "sb3:")):
+        return load_ppo_agent(key[4:] or None, seed=seed, game=game.name, **kwargs)
+    if key.startswith((OPENSPIEL_PREFIX, "sb3:")) or key in ("search", "exit"):
+        raise UnknownAgentError(f"agent {key!r} plays {DEFAULT_GAME} only, not {game.title} (--game {game.name}); "
+                                f"its agents: {', '.join([*game.bots, 'ppo'])} (or 'ppo:PATH', or an outside bot's "
+                                "'module:callable')")
+    if OUTSIDE_SPEC.fullmatch(key) and not key.startswith("ppo:"):
         return _outside_agent(key, seed, kwargs)
-    raise UnknownAgentError(f"unknown agent {key!r} for the game {game!r}; its agents: "
-                            f"{', '.join([*bots, 'ppo'])} (or 'ppo:PATH', or an outside bot's 'module:callable')")
+    raise UnknownAgentError(f"unknown agent {key!r} for the game {game.name!r}; its agents: "
+                            f"{', '.join([*game.bots, 'ppo'])} (or 'ppo:PATH', or an outside bot's 'module:callable')")
 
 
 class OutsideAgent(Agent):

@@ -1,10 +1,14 @@
-"""startups_env: the card game *Startups* (Oink Games) for reinforcement learning.
+"""startups_env: the card games *Startups* (Oink Games) and *Стартап* (Mosigra) for
+reinforcement learning.
 
-Two ways into the same game, both importable from here:
+Two ways into a game, both importable from here:
 
-* ``env(num_players=4, render_mode=None, **rules)``: the PettingZoo AEC environment,
-  with PettingZoo's order-enforcing wrapper; ``raw_env`` is the class without it. Both live in :mod:`startups_env.envs.aec` and are imported on first use, so the
-  batch simulator does not import PettingZoo and gymnasium.
+* ``env(num_players=4, render_mode=None, *, game="startups", **rules)``: the PettingZoo
+  AEC environment of either game (``game="startap"``: *Стартап*, 2-6 players, rules in
+  docs/startap.md; its bots: ``make_agent("builder", game="startap")``),
+  with PettingZoo's order-enforcing wrapper; ``raw_env`` is *Startups*' class without it
+  (:mod:`startups_env.envs.aec`). The envs are imported on first use, so the batch
+  simulator does not import PettingZoo and gymnasium.
 * ``Simulator(Rules(...), batch_size=B, seed=...)``: the batch simulator, the one home of
   every rule: ``legal_mask()``, ``step(actions)`` and ``state`` for B games in lockstep.
 
@@ -63,6 +67,30 @@ __all__ = [
 def __dir__() -> list[str]:
     # The lazily imported env and raw_env are listed too, so dir() and help() show them.
     return sorted(set(globals()) | set(__all__))
+
+
+def env(*args, game: str = "startups", **kwargs):
+    """The PettingZoo AEC env of ``game`` with PettingZoo's order-enforcing wrapper.
+
+    ``game="startups"`` (the default): :func:`startups_env.envs.aec.env` (arguments
+    ``num_players``, ``rules``, ``render_mode`` and the fields of :class:`Rules`).
+    ``game="startap"``: *Стартап*, :func:`startups_env.envs.startap_aec.env`
+    (``num_players`` 2-6, ``render_mode``)::
+
+        import startups_env
+        e = startups_env.env(game="startap", num_players=4)
+        e.reset(seed=0)
+        for agent in e.agent_iter():
+            obs, reward, termination, truncation, info = e.last()
+            mask = obs["action_mask"]
+            e.step(None if termination or truncation else e.action_space(agent).sample(mask))
+
+    Any other registered game (:mod:`startups_env.table.games`) is served through its
+    :class:`startups_env.game.Game` record (:mod:`startups_env.envs.game_aec`).
+    """
+    from startups_env.envs.game_aec import make_env
+
+    return make_env(game, *args, **kwargs)
 
 
 def __getattr__(name: str):

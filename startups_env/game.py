@@ -17,8 +17,8 @@ num_players=None)``; ``done``; ``rng``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -61,6 +61,28 @@ class Game:
             records it, so that one trained on another layout is refused.
         input_scale(): float32[obs_dim], what a network multiplies the observation by
             (None: the network's own choice).
+        rulesets: the named rulesets ``make_rules`` takes (the first: the standard one).
+        bots: its built-in bots by name, each a factory ``f(seed=None, **kwargs)`` of a
+            policy, or the ``"module:callable"`` of one (imported when first asked for, so
+            that a game's bots may live in a layer above it); ``make_agent(name,
+            game=...)`` builds them. *Startups*' bots are the registry's own.
+        ladder: (heroes, styles), the bot names of its default ladder.
+        opponents: the bots a trainer meets and is evaluated against by default.
+        deal_hidden(state, seat, rng): a copy of ``state`` with what ``seat`` (int[B])
+            cannot see dealt again at random, consistently with what it can (None: the game
+            hides nothing from a seat); the observation of ``seat`` must not change.
+        render_text(state, game, viewer): the table of one game as text, as ``viewer``
+            (a seat, or None: everything) sees it.
+        env: the ``"module:callable"`` of its PettingZoo env factory ``f(num_players=,
+            render_mode=)`` ("": the generic env over this record,
+            ``startups_env.envs.game_aec``).
+        openspiel: the name ``pyspiel.load_game`` knows it by ("": no OpenSpiel game):
+            *Startups*' ``"startups"`` (``startups_env.envs.openspiel``), and
+            ``"startups_env_<name>"`` for a game served from its record
+            (``startups_env.envs.openspiel_games``).
+        bench: the ``"module:callable"`` of its figures' command (``main(argv)``) that
+            ``python -m startups_env.agents.bench --game NAME`` runs ("": none; *Startups*'
+            are the bench's own).
     """
 
     name: str
@@ -84,7 +106,15 @@ class Game:
     action_to_string: Callable[[int], str]
     obs_layout: str = ""
     input_scale: Callable[[], np.ndarray] | None = None
-
+    rulesets: tuple[str, ...] = ("rulebook",)
+    bots: Mapping[str, Any] = field(default_factory=dict)
+    ladder: tuple[tuple[str, ...], tuple[str, ...]] = (("random",), ("random",))
+    opponents: tuple[str, ...] = ("random",)
+    deal_hidden: Callable[..., Any] | None = None
+    render_text: Callable[..., str] | None = None
+    env: str = ""
+    openspiel: str = ""
+    bench: str = ""
 
     def default_rules(self, **options):
         """The game's settings at its usual table of four (or its nearest size)."""

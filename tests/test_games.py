@@ -157,3 +157,123 @@ def test_the_trainer_trains_on_startap(tmp_path):
                           "--out", str(tmp_path / "bad")], cwd=ROOT, env=env, capture_output=True, text=True,
                          timeout=120, check=False)
     assert bad.returncode != 0 and "unknown agent 'greedy' for the game 'startap'" in bad.stderr
+
+
+def test_a_startap_run_on_the_defaults_trains_and_resumes(tmp_path, capsys):
+    """`--game startap` with nothing else trains against Стартап's bots (not the first
+    game's greedy bot), and `--resume --out D` continues the run on the game its checkpoint
+    records, with or without `--game startap`; another --game is refused, naming both."""
+    from startups_env.train import selfplay
+
+    out = tmp_path / "run"
+    small = ["--players", "3-4", "--num-envs", "16", "--num-steps", "8", "--hidden", "16,16", "--eval-games", "2",
+             "--final-eval-games", "2", "--no-progress"]
+    assert selfplay.main(["--game", "startap", "--total-steps", "128", "--out", str(out), *small]) == 0
+    first = torch.load(out / "checkpoint.pt", weights_only=True)
+    assert first["config"]["game"] == "startap" and first["args"]["baselines"] == "random,builder"
+    assert first["args"]["eval_opponents"] == "random,builder"
+    assert selfplay.main(["--resume", "--out", str(out), "--total-steps", "256", "--no-progress"]) == 0
+    second = torch.load(out / "checkpoint.pt", weights_only=True)
+    assert second["global_step"] > first["global_step"] and second["config"]["game"] == "startap"
+    assert selfplay.main(["--game", "startap", "--resume", "--out", str(out), "--total-steps", "384",
+                          "--no-progress"]) == 0
+    assert torch.load(out / "checkpoint.pt", weights_only=True)["global_step"] > second["global_step"]
+    capsys.readouterr()
+    assert selfplay.main(["--game", "startups", "--resume", "--out", str(out), "--total-steps", "512"]) == 2
+    assert "trained on the game 'startap'" in capsys.readouterr().err
+
+
+def test_action_names_take_numpy_integers_in_both_games():
+    """action_space.sample() gives np.int64: every game names it as the same int."""
+    for game in GAMES.values():
+        for action in (0, game.num_actions - 1):
+            assert game.action_to_string(np.int64(action)) == game.action_to_string(action)
+        with pytest.raises(ValueError, match="action"):
+            game.action_to_string(game.num_actions)
+
+
+def test_one_front_door_serves_both_games():
+    import startups_env
+
+    for name, players in (("startups", 4), ("startap", 5)):
+        env = startups_env.env(game=name, num_players=players)
+        env.reset(seed=1)
+        assert len(env.possible_agents) == players
+        agent = env.agent_selection
+        obs = env.observe(agent)
+        assert obs["observation"].shape == (game_by_name(name).obs_dim,)
+        env.step(env.action_space(agent).sample(obs["action_mask"]))
+    assert "startap" in startups_env.env.__doc__ and "startap" in startups_env.__doc__
+    with pytest.raises(ValueError, match="unknown game 'chess'"):
+        startups_env.env(game="chess")
+
+
+@pytest.mark.parametrize("command, name", [("exit", "expert iteration"), ("distill", "distillation")])
+def test_expert_iteration_and_distillation_refuse_a_game_without_a_search(command, name, tmp_path, capsys):
+    """They label decisions with a search bot, which Стартап has not yet: --game startap is
+    refused up front, naming the missing search, and nothing is written."""
+    module = __import__(f"startups_env.train.{command}", fromlist=["main"])
+    out = tmp_path / "run"
+    assert module.main(["--game", "startap", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"--game startap: {name} labels decisions with a search bot" in err and "Стартап has no search" in err
+    assert not out.exists()
+
+
+def test_the_bench_prints_startap_figures_with_game(capsys):
+    from startups_env.agents import bench
+
+    bench.main(["--game", "startap", "--quick", "--repeats", "1", "--seconds", "0.05", "--batch-sizes", "8",
+                "--games", "4", "--matches", "0", "--clock", "cpu"])
+    out = capsys.readouterr().out
+    assert "batch B=8 players=4 decisions_per_s=" in out and "game_length players=" in out
+    assert "search" not in out  # (not the first game's figures)
+
+
+def test_startap_in_the_terminal_against_its_bots(tmp_path):
+    """`play --game startap`: each prompt shows the table and the legal moves by id; a bad
+    entry asks again; the game runs to its end and its log replays to the same result."""
+    import io
+    import re
+
+    from startups_env.agents.play import main as play_main
+    from startups_env.tools import game_log
+
+    out = io.StringIO()
+    asked = []
+
+    def answer(prompt):
+        moves = re.findall(r"^moves: (\d+)", out.getvalue(), re.M)
+        asked.append(moves[-1])
+        return "999" if len(asked) == 1 else moves[-1]  # (one bad entry first)
+
+    path = tmp_path / "game.json"
+    assert play_main(["--game", "startap", "--players", "3", "--seed", "2", "--opponents", "builder",
+                      "--save", str(path)], input_fn=answer, output=out) == 0
+    text = out.getvalue()
+    assert "'999' is not a legal move id here" in text and "The game is over: you placed" in text
+    log = game_log.load(path)
+    assert log["players"] == ["you", "builder", "builder"] and len(asked) > 2
+    assert game_log.replay(log).done[0]
+    assert play_main(["--game", "startap", "--players", "9"], input_fn=answer, output=io.StringIO()) == 2
+
+
+def test_startap_renders_an_rgb_array_picture():
+    import startups_env
+
+    env = startups_env.env(game="startap", num_players=3, render_mode="rgb_array")
+    env.reset(seed=1)
+    first = env.render()
+    assert first.dtype == np.uint8 and first.ndim == 3 and first.shape[2] == 3 and first.shape[0] > 60
+    assert (first != first[0, 0]).any(axis=2).sum() > 500  # text was drawn
+    agent = env.agent_selection
+    env.step(int(np.flatnonzero(env.observe(agent)["action_mask"])[0]))
+    env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
+    later = env.render()
+    assert later.shape != first.shape or (later != first).any()  # the picture follows the game
+
+
+def test_first_game_only_bots_at_a_startap_table_are_named_as_such():
+    for spec in ("openspiel:ismcts", "search", "sb3:model.zip", "exit"):
+        with pytest.raises(UnknownAgentError, match=f"agent '{spec}' plays startups only, not Стартап"):
+            make_agent(spec, game="startap")

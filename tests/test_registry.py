@@ -55,7 +55,7 @@ def _module_paths() -> dict[str, Path]:
 PATHS = _module_paths()
 MODULES = sorted(name for name in PATHS if name != "__init__")
 #: The modules that build agents by name; every other module of agents/ is a bot or a bot's part.
-REGISTRY_USERS = {"__init__", "registry", "arena", "ladder", "play", "bench", "generalization"}
+REGISTRY_USERS = {"__init__", "registry", "arena", "ladder", "play", "table_play", "bench", "generalization"}
 
 
 # ----------------------------------------------------------------------------- import graph

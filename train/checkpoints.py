@@ -37,7 +37,7 @@ def read_training_checkpoint(path: str) -> dict[str, Any] | None:
     if not os.path.exists(path):
         print(f"--resume: no checkpoint in {os.path.dirname(path)}, starting a new run", file=sys.stderr)
         return None
-    saved = read_checkpoint(path)
+    saved = read_checkpoint(path, game=None)  # the run's own game, whatever --game says
     if saved.get("kind") != "training":
         raise ValueError(f"{path} is not a training checkpoint (kind={saved.get('kind')!r})")
     return saved
@@ -47,6 +47,11 @@ def merge_saved_args(saved: dict[str, Any], given: dict[str, Any], out: str) -> 
     """A resumed run's settings: the checkpoint's, overridden by the flags ``given`` now.
     ValueError if they ask for another network than the saved one."""
     merged = {**saved["args"], **{k: v for k, v in given.items() if k in saved["args"]}}
+    trained = saved["config"].get("game", "startups")  # (a checkpoint without a game is Startups')
+    if merged.get("game", trained) != trained:
+        raise ValueError(f"--game {merged['game']}: the checkpoint in {out} was trained on the game {trained!r}; "
+                         f"leave --game out to continue it")
+    merged["game"] = trained
     # Flags added after a checkpoint was written default to what that run did.
     merged.setdefault("features", False)
     merged.setdefault("privileged_critic", False)
@@ -54,7 +59,9 @@ def merge_saved_args(saved: dict[str, Any], given: dict[str, Any], out: str) -> 
         raise ValueError(f"--hidden {merged['hidden']} differs from the checkpoint's {saved['config']['hidden']}")
     merged.setdefault("greedy_prior", False)
     for flag in ("features", "greedy_prior"):
-        if bool(merged[flag]) != bool(saved["config"].get(flag, False)):
+        # (the saved run's flag, or its network's: a game whose network has no such input
+        # trains without it whatever the flag said)
+        if bool(merged[flag]) not in (bool(saved["config"].get(flag, False)), bool(saved["args"].get(flag, False))):
             raise ValueError(f"--{flag.replace('_', '-')} {merged[flag]} differs from the checkpoint's network")
     merged["resume"], merged["out"] = True, out
     merged["overwrite"] = False  # the saved run's --overwrite replaced what came before it, not this run

@@ -63,3 +63,15 @@ def hidden_sizes(text: str) -> list[int]:
     if not sizes or min(sizes) < 1:
         raise ValueError(f"--hidden must be comma-separated positive widths, got {text!r}")
     return sizes
+
+
+def require_search(game, command: str) -> None:
+    """ValueError unless ``game`` (a name or a Game) has a search bot for ``command`` (expert
+    iteration, distillation) to label decisions with: *Startups*' ``search``, or a bot
+    called ``search`` in the game's ``Game.bots``."""
+    from startups_env.table.games import DEFAULT_GAME, game_by_name
+
+    game = game_by_name(game)
+    if game.name != DEFAULT_GAME and "search" not in game.bots:
+        raise ValueError(f"--game {game.name}: {command} labels decisions with a search bot, and {game.title} has "
+                         f"no search yet (its bots: {', '.join(game.bots)}); {command} runs on {DEFAULT_GAME}")

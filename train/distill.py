@@ -63,6 +63,7 @@ from startups_env.table import act_for_seats
 from startups_env.table.policy import needs_of
 from startups_env.tools.cli import (
     PLAYERS_FORMS,
+    add_game_argument,
     add_progress_argument,
     add_rules_argument,
     add_traceback_argument,
@@ -73,7 +74,7 @@ from startups_env.tools.cli import (
 from startups_env.tools.distributed import add_worker_arguments, workers_from_args
 from startups_env.tools.files import atomic_write
 
-from .common import atomic_save, atomic_write_text, git_revision, hidden_sizes
+from .common import atomic_save, atomic_write_text, git_revision, hidden_sizes, require_search
 from .evaluate import eval_summary, evaluate
 
 SHARD_KEYS = ("obs", "mask", "action", "game", "won")
@@ -359,6 +360,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="4-player arena games per baseline for the final table (0: skip)")
     add_progress_argument(parser, "a line per shard and per fitting epoch")
     add_traceback_argument(parser)
+    add_game_argument(parser)
     add_worker_arguments(parser)
     return parser
 
@@ -367,6 +369,7 @@ def main(argv=None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
+        require_search(args.game, "distillation")  # before any file or folder is made
         hidden = hidden_sizes(args.hidden)
         if args.games < 1 or args.shard_games < 1 or args.epochs < 1:
             raise ValueError("--games, --shard-games and --epochs must be >= 1")

@@ -62,6 +62,7 @@ from startups_env.agents.registry import build_agent, split_names
 from startups_env.startups.rules import Rules
 from startups_env.tools.cli import (
     PLAYERS_FORMS,
+    add_game_argument,
     add_progress_argument,
     add_rules_argument,
     add_traceback_argument,
@@ -72,7 +73,7 @@ from startups_env.tools.cli import (
 from startups_env.tools.distributed import add_worker_arguments, workers_from_args
 from startups_env.tools.files import atomic_write
 
-from .common import atomic_save, atomic_write_text, derived_seed, git_revision, hidden_sizes
+from .common import atomic_save, atomic_write_text, derived_seed, git_revision, hidden_sizes, require_search
 from .distill import SHARD_KEYS, fit, label_shard, load_shards, save_shard, shard_jobs
 
 #: The arrays of a labelled shard the fit reads: distill's, and the true hands.
@@ -338,6 +339,7 @@ def _parser() -> argparse.ArgumentParser:
     add_rules_argument(parser)
     add_progress_argument(parser, "a line per shard, per round's step and per fitting epoch")
     add_traceback_argument(parser)
+    add_game_argument(parser)
     add_worker_arguments(parser)
     return parser
 
@@ -346,6 +348,7 @@ def main(argv=None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
+        require_search(args.game, "expert iteration")  # before any file or folder is made
         check_args(args)
         check_settings(args)
         done = len(read_rounds(args.out))

@@ -174,8 +174,9 @@ class Args:
     """stop an update's epochs early above this approximate KL (0: never)"""
     self_play_share: float = 0.3
     """share of games against the live policy itself"""
-    baselines: str = "random,greedy"
-    """comma-separated agents (arena specs, e.g. greedy or search[determinizations=8]) that join the opponent pool"""
+    baselines: str = ""
+    """comma-separated agents (arena specs, e.g. greedy or search[determinizations=8]) that join the opponent pool;
+    default: the game's (random,greedy in Startups, random,builder in Стартап)"""
     pool_size: int = 8
     """frozen past selves kept in the pool"""
     snapshot_every: int = 200_000
@@ -187,8 +188,8 @@ class Args:
     short run draws a curve too). One more runs before the first update and one at the end"""
     eval_games: int = 200
     """games per opponent in periodic evaluations"""
-    eval_opponents: str = "random,greedy"
-    """agents the evaluation plays against (all other seats)"""
+    eval_opponents: str = ""
+    """agents the evaluation plays against (all other seats); default: the game's, as --baselines"""
     eval_players: int = 4
     """table size of evaluations"""
     final_eval_games: int = 1000
@@ -337,6 +338,8 @@ def resolve_args(args: Args, given: dict[str, Any] | None) -> tuple[Args, dict[s
     if saved is not None:
         merged = merge_saved_args(saved, given, args.out)
         args = Args(**{f.name: merged.get(f.name, f.default) for f in dataclasses.fields(Args)})
+    opponents = ",".join(game_by_name(args.game).opponents)  # the defaults follow the game
+    args = dataclasses.replace(args, baselines=args.baselines or opponents, eval_opponents=args.eval_opponents or opponents)
     check_args(args)
     if saved is None:
         check_no_run(args)

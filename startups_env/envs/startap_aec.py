@@ -45,7 +45,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from startups_env.envs.aec import begin_game
-from startups_env.startap import cards as C
+from startups_env.startap import render
 from startups_env.startap.observe import OBS_DIM, observation_bounds, observe
 from startups_env.startap.rules import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, PHASE_NAMES, Rules, action_to_string
 from startups_env.startap.simulator import Simulator
@@ -65,11 +65,12 @@ class raw_env(AECEnv):
 
     Args:
         num_players: seats, 2-6 (default 4).
-        render_mode: None, ``"ansi"`` (``render()`` returns the table as text) or
-            ``"human"`` (prints it after every step).
+        render_mode: None, ``"ansi"`` (``render()`` returns the table as text),
+            ``"human"`` (prints it after every step) or ``"rgb_array"`` (the table's text
+            as a picture, uint8[H, W, 3]; needs Pillow).
     """
 
-    metadata = {"name": "startap_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False,
+    metadata = {"name": "startap_v0", "render_modes": ["ansi", "human", "rgb_array"], "is_parallelizable": False,
                 "render_fps": 2}
 
     def __init__(self, num_players: int = 4, render_mode: str | None = None):
@@ -168,6 +169,8 @@ class raw_env(AECEnv):
             gymnasium.logger.warn("You are calling render method without specifying any render mode.")
             return None
         self._require_game("render")
+        if self.render_mode == "rgb_array":
+            return render.table_rgb(self.sim.state, 0, self.agent_name_mapping[self.agent_selection])
         text = table_text(self.sim, self.agent_name_mapping[self.agent_selection])
         if self.render_mode == "human":
             print(text)
@@ -180,27 +183,4 @@ class raw_env(AECEnv):
 
 def table_text(sim: Simulator, viewer: int) -> str:
     """The public table of game 0 as text, with the hand of ``viewer`` only."""
-    s = sim.state
-    n = int(s.num_players[0])
-    lines = [f"turn {int(s.turn[0]) + 1}, active player_{int(s.active[0])}, "
-             f"player_{int(s.current[0])} to act ({PHASE_NAMES[int(s.phase[0])]})"]
-    if s.revealed[0] >= 0:
-        lines.append(f"offered: {C.PROJECTS[int(s.revealed[0])].name}")
-    if s.incident[0] >= 0:
-        lines.append(f"incident: {C.INCIDENTS[int(s.incident[0])].title} ({int(s.committed[0])} committed)")
-    for k, kind in enumerate(C.LONG_KINDS):
-        if s.long_work[0, k].any():
-            lines.append(f"on the table: {C.INCIDENT_KINDS[kind]}, work left {s.long_work[0, k].tolist()}")
-    for seat in range(n):
-        slots = [f"{C.PROJECTS[int(c)].name} {s.slot_work[0, seat, k].tolist()} {int(s.slot_deadline[0, seat, k])}w"
-                 for k, c in enumerate(s.slot_card[0, seat]) if c >= 0]
-        done = [C.PROJECTS[c].name for c in np.flatnonzero(s.completed_owner[0] == seat)]
-        lines.append(f"player_{seat}: {int(s.coins[0, seat])} coins, staff {s.employees[0, seat].tolist()}, "
-                     f"failures {int(s.failures[0, seat])}, backup {int(s.backup[0, seat])}/2, "
-                     f"in progress {slots}, finished {done}")
-    hand = [C.PROJECTS[c].name for c in np.flatnonzero(s.project_hand[0, viewer])]
-    lines.append(f"player_{viewer}'s hand: projects {hand}, opportunities "
-                 f"{np.flatnonzero(s.opportunity_hand[0, viewer]).tolist()}")
-    if s.done[0]:
-        lines.append(f"over: ranks {s.ranks[0, :n].tolist()}")
-    return "\n".join(lines)
+    return render.table_text(sim.state, 0, viewer)

@@ -6,6 +6,7 @@ import numpy as np
 
 from startups_env.game import Game
 from startups_env.startap.observe import OBS_DIM, PIECES, input_scale, observation_bounds, observe
+from startups_env.startap.render import table_text
 from startups_env.startap.rules import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, TURN_CAP, WIN_COINS, Rules, action_to_string
 from startups_env.startap.simulator import Simulator, shuffled_decks
 
@@ -52,6 +53,43 @@ def outcome(state) -> dict:
             "truncated": state.truncated.copy(), "turns": state.turn + 1}
 
 
+#: The hidden cards of one kind: (the hands' field, the deck's field, the deck's next card).
+HIDDEN_CARDS = (("project_hand", "project_deck", "project_next"),
+                ("opportunity_hand", "opportunity_deck", "opportunity_next"))
+
+
+def deal_hidden(state, seat, rng: np.random.Generator):
+    """A copy of ``state`` with what ``seat`` (int[B]) cannot see dealt again at random,
+    consistently with what it can: the other seats' project and opportunity hands (each
+    keeps its size) and the undrawn rest of each deck are dealt anew from the cards among
+    them, and the undrawn incidents are shuffled. The pool's sealed commitments stay: what
+    may be committed depends on coins and the incident, and a seat learns them within the
+    same round."""
+    seat = np.asarray(seat, np.intp)
+    if seat.shape != (state.batch_size,):
+        raise ValueError(f"seat must have shape [{state.batch_size}], got {list(seat.shape)}")
+    world = state.copy()
+    for g in range(world.batch_size):
+        others = [p for p in range(int(world.num_players[g])) if p != seat[g]]
+        for hand_field, deck_field, next_field in HIDDEN_CARDS:
+            hands, deck, start = getattr(world, hand_field)[g], getattr(world, deck_field)[g], int(getattr(world, next_field)[g])
+            held = [np.flatnonzero(hands[p]) for p in others]
+            pool = rng.permutation(np.concatenate([*held, deck[start:]]).astype(np.intp))
+            for p, cards in zip(others, held):
+                hands[p] = False
+                hands[p, pool[:cards.size]] = True
+                pool = pool[cards.size:]
+            deck[start:] = pool
+        start = int(world.incident_next[g])
+        world.incident_deck[g, start:] = rng.permutation(world.incident_deck[g, start:])
+    return world
+
+
+def render_text(state, game: int = 0, viewer: int | None = None) -> str:
+    """One game of ``state`` as text (:func:`startups_env.startap.render.table_text`)."""
+    return table_text(state, game, viewer)
+
+
 GAME = Game(
     name="startap",
     title="Стартап",
@@ -74,4 +112,15 @@ GAME = Game(
     action_to_string=action_to_string,
     obs_layout=",".join(f"{name}:{size}" for name, size in PIECES),
     input_scale=input_scale,
+    rulesets=RULESETS,
+    bots={"random": "startups_env.agents.startap_bots:StartapRandomAgent",
+          "builder": "startups_env.agents.startap_bots:BuilderAgent",
+          "outsourcer": "startups_env.agents.startap_bots:OutsourcerAgent"},
+    ladder=(("random", "builder", "outsourcer"), ("random", "builder", "outsourcer")),
+    opponents=("random", "builder"),
+    deal_hidden=deal_hidden,
+    render_text=render_text,
+    env="startups_env.envs.startap_aec:env",
+    bench="startups_env.agents.startap_bench:main",
+    openspiel="startups_env_startap",
 )

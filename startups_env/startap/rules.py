@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from startups_env.checks import is_int
 from startups_env.startap.cards import NUM_OPPORTUNITIES, NUM_PROJECTS, NUM_SPECIALTIES, SPECIALTIES
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 6
@@ -63,8 +64,9 @@ def target_name(t: int) -> str:
 
 def action_to_string(a: int) -> str:
     """A readable name of action id ``a``; ValueError outside 0..NUM_ACTIONS-1."""
-    if not isinstance(a, int) or isinstance(a, bool) or not 0 <= a < NUM_ACTIONS:
+    if not is_int(a) or not 0 <= a < NUM_ACTIONS:
         raise ValueError(f"action must be an int in [0, {NUM_ACTIONS}), got {a!r}")
+    a = int(a)  # (a numpy integer, as action_space.sample() gives, names the same action)
     if a == PASS:
         return "pass / refuse"
     if a == TAKE:

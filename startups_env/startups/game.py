@@ -7,9 +7,10 @@ import numpy as np
 from startups_env.game import Game
 from startups_env.startups.history import History
 from startups_env.startups.observe import HIDDEN_DIM, OBS_DIM, PIECES, hidden_observation, observation_bounds, observe
-from startups_env.startups.rules import DECK_SIZE, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, Rules, action_to_string, pile_start
+from startups_env.startups.rules import DECK_SIZE, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, RULESETS, Rules, action_to_string, pile_start
 from startups_env.startups.simulator import Simulator
-from startups_env.startups.state import public_state, shuffled_decks
+from startups_env.startups.render import table_text
+from startups_env.startups.state import deal_hidden, public_state, shuffled_decks
 
 
 def make_rules(num_players: int, ruleset: str | None = None, **settings) -> Rules:
@@ -49,6 +50,18 @@ def outcome(state) -> dict:
             "turns": state.turn.copy()}
 
 
+def redeal(state, seat, rng: np.random.Generator):
+    """A copy of ``state`` with what ``seat`` (int[B]) cannot see dealt again at random
+    (:func:`startups_env.startups.state.deal_hidden` of its public state)."""
+    seat = np.asarray(seat, np.intp)
+    return deal_hidden(public_state(state, seat), seat, rng.random((state.batch_size, DECK_SIZE)))
+
+
+def render_text(state, game: int = 0, viewer: int | None = None) -> str:
+    """One game of ``state`` as text (:func:`startups_env.startups.render.table_text`)."""
+    return table_text(state, game=game, viewer=viewer)
+
+
 GAME = Game(
     name="startups",
     title="Startups",
@@ -70,4 +83,12 @@ GAME = Game(
     outcome=outcome,
     action_to_string=action_to_string,
     obs_layout=",".join(f"{p.name}:{p.size}" for p in PIECES),
+    rulesets=tuple(RULESETS),
+    ladder=(("random", "greedy", "banker", "hoarder", "spoiler", "noisy", "search"),
+            ("random", "greedy", "banker", "hoarder", "spoiler", "noisy")),
+    opponents=("random", "greedy"),
+    deal_hidden=redeal,
+    render_text=render_text,
+    env="startups_env.envs.aec:env",
+    openspiel="startups",
 )

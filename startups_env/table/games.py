@@ -1,7 +1,7 @@
 """The games the table, the arena, the ladder and the trainer can seat bots at, by name.
 
 Each game package describes itself with one :class:`startups_env.game.Game`; this is the
-one place that lists them.
+one place that lists them (:func:`register` adds one from outside the package).
 """
 
 from __future__ import annotations
@@ -12,6 +12,18 @@ from startups_env.startups.game import GAME as STARTUPS
 
 GAMES: dict[str, Game] = {game.name: game for game in (STARTUPS, STARTAP)}
 DEFAULT_GAME = STARTUPS.name
+
+
+def register(game: Game) -> Game:
+    """Add ``game`` to :data:`GAMES`, so that every tool that takes ``game=`` (``--game``)
+    plays it; returns it. ValueError for anything but a :class:`Game`, or a name another
+    game has."""
+    if not isinstance(game, Game):
+        raise ValueError(f"register takes a startups_env.game.Game, got {type(game).__name__}")
+    if GAMES.get(game.name, game) is not game:
+        raise ValueError(f"a game called {game.name!r} is registered already")
+    GAMES[game.name] = game
+    return game
 
 
 def game_by_name(name) -> Game:

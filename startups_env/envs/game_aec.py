@@ -1,0 +1,156 @@
+"""The PettingZoo env of any game, and the one front door to every game's env.
+
+:func:`make_env` is what ``startups_env.env(game=...)`` calls: the game's own env where
+its :class:`~startups_env.game.Game` names one (``Game.env``, *Startups*' and Стартап's),
+else :class:`raw_env`, which plays one game of the game's batch simulator through the
+record alone (its observation, legal mask, step, rewards and ``render_text``). A game
+added by a :class:`Game` record and nothing else is served so.
+"""
+
+from __future__ import annotations
+
+import importlib
+import operator
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from startups_env.envs.aec import begin_game
+from startups_env.game import Game
+from startups_env.table.games import DEFAULT_GAME, game_by_name
+
+__all__ = ["make_env", "raw_env"]
+
+
+def make_env(game: str | Game = DEFAULT_GAME, *args, **kwargs) -> AECEnv:
+    """The PettingZoo env of ``game`` (a name or a :class:`Game`), with PettingZoo's
+    order-enforcing wrapper; ``args`` and ``kwargs`` go to that game's env (every game's
+    takes ``num_players`` and ``render_mode``; *Startups*' also ``rules`` and more,
+    :func:`startups_env.envs.aec.env`)."""
+    game = game_by_name(game)
+    if game.env:
+        module, _, name = game.env.partition(":")
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+    return wrappers.OrderEnforcingWrapper(raw_env(game, *args, **kwargs))
+
+
+class raw_env(AECEnv):
+    """One game of ``game`` (a :class:`Game` or its name) as an unwrapped ``AECEnv``.
+
+    Observation ``{"observation": float32[obs_dim], "action_mask": int8[num_actions]}``
+    (the mask all zeros off turn), a Discrete(num_actions) action, the simulator's
+    rewards once the game ends (``infos``: ``score``, ``rank``, ``truncated``). An action
+    that is not an integer id, or an illegal one, raises ValueError naming the agent and
+    leaves the game unchanged. render_mode: None, ``"ansi"`` or ``"human"`` (the game's
+    ``render_text``).
+    """
+
+    metadata = {"name": "game_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False, "render_fps": 2}
+
+    def __init__(self, game: str | Game, num_players: int | None = None, render_mode: str | None = None):
+        super().__init__()
+        self.game = game_by_name(game)
+        n = self.game.default_rules().num_players if num_players is None else num_players
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not (
+                self.game.min_players <= n <= self.game.max_players):
+            raise ValueError(f"num_players must be an int in {self.game.min_players}-{self.game.max_players}, "
+                             f"got {num_players!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
+        self.metadata = {**self.metadata, "name": f"{self.game.name}_v0"}
+        self.num_players, self.render_mode = int(n), render_mode
+        self.rules = self.game.make_rules(self.num_players)
+        self.possible_agents = [f"player_{i}" for i in range(self.num_players)]
+        self.agent_name_mapping = {agent: i for i, agent in enumerate(self.possible_agents)}
+        low, high = self.game.observation_bounds(self.rules, [self.num_players])
+        space = spaces.Dict({"observation": spaces.Box(low, high, (self.game.obs_dim,), np.float32),
+                             "action_mask": spaces.Box(0, 1, (self.game.num_actions,), np.int8)})
+        self.observation_spaces = dict.fromkeys(self.possible_agents, space)
+        self.action_spaces = {agent: spaces.Discrete(self.game.num_actions) for agent in self.possible_agents}
+        self.sim = self.game.make_simulator(self.rules, 1, None)
+        self._has_game = False
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Deal a new game; ``seed`` re-seeds the shuffles (None: keep the generator)."""
+        self.sim.reset(seed=seed)
+        begin_game(self)
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        if not self._has_game:
+            raise ValueError("observe() needs a game: call reset() first")
+        seat = self.agent_name_mapping[agent]
+        obs = self.game.observe(self.sim.state, np.array([seat]))[0]
+        mask = np.zeros(self.game.num_actions, np.int8)
+        if agent == self.agent_selection and not self.sim.done[0]:
+            mask[:] = self.sim.legal_mask()[0]
+        return {"observation": obs, "action_mask": mask}
+
+    def step(self, action) -> None:
+        if not self._has_game:
+            raise ValueError("step() needs a game: call reset() first")
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        value = self._check_action(agent, action)
+        result = self.sim.step(np.array([value]))
+        self._cumulative_rewards[agent] = 0.0
+        if result.terminated[0] or result.truncated[0]:
+            self._end_game(result)
+        else:
+            self.agent_selection = self.possible_agents[int(self.sim.state.current[0])]
+        if self.render_mode == "human":
+            self.render()
+
+    def _check_action(self, agent: str, action) -> int:
+        if isinstance(action, np.ndarray) and action.size == 1:
+            action = action.reshape(())[()]
+        try:
+            if isinstance(action, (bool, np.bool_)):
+                raise TypeError
+            value = operator.index(action)
+        except TypeError:
+            value = None
+        if value is None or not 0 <= value < self.game.num_actions:
+            raise ValueError(f"{agent}: action must be an integer id 0-{self.game.num_actions - 1}, got {action!r}")
+        legal = self.sim.legal_mask()[0]
+        if not legal[value]:
+            names = ", ".join(f"{a} ({self.game.action_to_string(a)})" for a in np.flatnonzero(legal))
+            raise ValueError(f"{agent}: illegal action {value} ({self.game.action_to_string(value)}); legal "
+                             f"actions: {names}. The game is unchanged.")
+        return value
+
+    def _end_game(self, result) -> None:
+        truncated = bool(result.truncated[0])
+        for i, agent in enumerate(self.agents):
+            self.rewards[agent] = float(result.rewards[0, i])
+            self.terminations[agent] = not truncated
+            self.truncations[agent] = truncated
+            self.infos[agent] = {"score": int(result.scores[0, i]), "rank": int(result.ranks[0, i]),
+                                 "truncated": truncated}
+        self._accumulate_rewards()
+
+    def render(self):
+        if self.render_mode is None:
+            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
+            return None
+        if not self._has_game:
+            raise ValueError("render() needs a game: call reset() first")
+        viewer = None if self.sim.done[0] else self.agent_name_mapping[self.agent_selection]
+        text = self.game.render_text(self.sim.state, 0, viewer)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        """Nothing to release."""
