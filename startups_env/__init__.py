@@ -96,8 +96,8 @@ def env(*args, game: str = "startups", **kwargs):
 def __getattr__(name: str):
     # The PettingZoo env is imported on first use (`from startups_env import env`), so the
     # batch simulator does not pay for importing pettingzoo and gymnasium.
-    if name in ("env", "raw_env"):
+    if name == "raw_env":
         from startups_env.envs import aec
 
-        return getattr(aec, name)
+        return aec.raw_env
     raise AttributeError(f"module 'startups_env' has no attribute {name!r}")

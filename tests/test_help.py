@@ -27,6 +27,7 @@ def test_env_and_raw_env_are_listed_before_they_are_imported():
             "print('env' in names, 'raw_env' in names, 'pettingzoo' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["True", "True", "False"]
-    from startups_env.envs.aec import env, raw_env
+    from startups_env.envs.aec import raw_env
 
-    assert startups_env.env is env and startups_env.raw_env is raw_env
+    assert startups_env.raw_env is raw_env
+    assert isinstance(startups_env.env().unwrapped, raw_env)  # the front door's default game
