@@ -205,6 +205,12 @@ def test_bad_requests_get_a_clear_error_and_change_nothing(client):
         assert got == 400 and message in answer["error"]
     got, answer = client.post("/api/act", raw=b"{}", headers={"Content-Length": str(MAX_BODY + 1)})
     assert got == 413 and "over" in answer["error"]
+    # what a page of another site could send: a form's POST, a rebound host name
+    got, answer = client.post("/api/act", {"session": session, "action": min(legal)},
+                              headers={"Content-Type": "text/plain"})
+    assert got == 415 and "must be JSON" in answer["error"]
+    got, answer = client.get(f"/api/view?session={session}", headers={"Host": "evil.example:8000"})
+    assert got == 403 and "evil.example" in answer["error"]
     assert client.get(f"/api/view?session={session}")[1] == view
 
 

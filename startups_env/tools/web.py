@@ -226,6 +226,7 @@ class _Handler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
         try:
+            self._check_origin(method)
             self._check_token(query)
             if url.path in ("/", "/index.html") or url.path.startswith("/static/"):
                 return self._static(url.path)
@@ -238,6 +239,17 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as exc:  # a fault of the server: said, not a dropped connection
             return self._json({"error": f"the server failed: {type(exc).__name__}: {exc}"}, 500)
         self._json(answer, 200)
+
+    def _check_origin(self, method: str) -> None:
+        """Refuse what a page of another site could send: a POST that is not JSON (a
+        cross-site page cannot send JSON without the browser asking this server first,
+        which it does not allow) and, on the loopback without a token, a request for
+        another host name (DNS rebinding)."""
+        if method == "POST" and not (self.headers.get("Content-Type") or "").startswith("application/json"):
+            raise WebError("a POST must be JSON (Content-Type: application/json)", 415)
+        host = (self.headers.get("Host") or "").rpartition(":")[0] or self.headers.get("Host") or ""
+        if self.table.token is None and host.strip("[]") not in ("127.0.0.1", "localhost", "::1"):
+            raise WebError(f"this table answers only this machine's own addresses, not {host!r}", 403)
 
     def _check_token(self, query: dict) -> None:
         token = self.table.token
