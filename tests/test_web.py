@@ -133,6 +133,8 @@ def test_no_response_changes_when_the_hidden_cards_are_dealt_again(client, game)
             changed |= moved
             for other in redealt:
                 assert other == view, f"the response changed with the hidden cards at move {view['moves']}"
+            got, answer = client.get(f"/api/log?session={view['session']}")  # the log holds the deal
+            assert got == 409 and "once the game is over" in answer["error"]
         else:
             break
         status, view = client.post("/api/act", {"session": view["session"], "action": _pick(view, rng),

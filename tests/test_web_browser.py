@@ -140,13 +140,14 @@ def test_a_person_plays_a_whole_game_in_the_browser(server, browser, game, tmp_p
             browser.get(url)
             _settled(browser)
             assert _moves(browser) == shown and browser.find_elements(By.CSS_SELECTOR, "#actions button.action")
+            assert not browser.find_element(By.ID, "save").is_displayed()  # a log holds every hand
     session = browser.execute_script("return localStorage.getItem('startups-web-session')")
     result, final_table = _engine_result(table, session)
     rows = browser.find_elements(By.CSS_SELECTOR, "#result-table tr[data-seat]")
     assert [int(r.get_attribute("data-score")) for r in rows] == result["scores"]
     assert [int(r.get_attribute("data-rank")) for r in rows] == result["ranks"]
     assert browser.find_element(By.ID, "table").text == final_table.rstrip("\n")
-    assert clicks > 4
+    assert clicks > 4 and browser.find_element(By.ID, "save").is_displayed()
     _screenshot(browser, tmp_path, f"web_{game}_over.png")
 
 

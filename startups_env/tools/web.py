@@ -13,7 +13,8 @@ here under a session id, so that closing the page and opening it again continues
 * ``GET /api/view?session=ID`` -- the game as the person's seat sees it;
 * ``POST /api/act`` ``{"session", "action", "expect_moves"}`` -- the person's decision;
 * ``POST /api/advance`` ``{"session", "steps", "expect_moves"}`` -- the bots' next decisions;
-* ``GET /api/log?session=ID`` -- the game's log (:meth:`WebGame.record`), to save;
+* ``GET /api/log?session=ID`` -- the game's log (:meth:`WebGame.record`), to save (a
+  person's game gives it once over: a log holds every hand);
 * ``POST /api/open`` ``{"log": {...}}`` -- a saved log reopened, to replay move by move.
 
 Every refusal is ``{"error": message}`` with a 4xx status, and changes no game. The server

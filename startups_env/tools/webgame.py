@@ -285,7 +285,10 @@ class WebGame:
 
     # ---------------------------------------------------------------- logs
     def record(self) -> dict:
-        """The game so far as a log (JSON-ready; see the module docstring)."""
+        """The game so far as a log (JSON-ready; see the module docstring). A log holds the
+        whole deal, so a person's game gives it only once it is over (a WebError before)."""
+        if self.seat is not None and not self.done:
+            raise WebError("a game log holds every hand: it is given once the game is over", 409)
         if self.game.simulator_type is LoggedSimulator:
             recorder = Recorder(self.rules, decks=np.asarray(self.decks)[0].tolist(), players=self.names)
             for action in self.actions:

@@ -120,6 +120,7 @@ function show(next) {
   showLog();
   showResult();
   $("watch").hidden = view.mode === "play";
+  $("save").hidden = view.mode === "play" && !view.done;  // a log holds every hand: not before the end
   if (!view.can_advance) stopLive();
   document.body.dataset.moves = String(view.moves);
 }
