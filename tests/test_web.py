@@ -306,3 +306,22 @@ def test_reasons_are_shown_where_asked_and_sealed_moves_stay_sealed():
             sealed += 1
             assert move["shown"] in ("put …", HIDDEN_MOVE), move
     assert sealed, "no bot committed to a pool in this game: choose another seed"
+
+
+def test_a_move_is_not_named_where_other_hands_could_have_made_another():
+    """A bot that sells the only project card it holds, as the table sees it, made the only
+    sale it could; but another seat cannot see which card that was, so the move is not named
+    to it: the moves are weighed in other deals of the hidden cards too."""
+    game = GAMES["startap"]
+    seen = 0
+    for seed in range(3):
+        web = WebGame(game, game.make_rules(3), [make_agent("random", seed=seed * 3 + k, game="startap")
+                                                 for k in range(3)], ["a", "b", "c"], seed=seed)
+        while not web.done:
+            sells = [a for a in web.legal_actions() if web.labels[a].startswith("sell project")]
+            if len(sells) == 1:
+                seen += 1
+                viewer = (web.to_act + 1) % web.players
+                assert web.seen_as(viewer, sells[0]) == "sell project …", (seed, web.moves[-3:])
+            web.advance(1)
+    assert seen, "no bot could sell a single project card in these games: choose other seeds"

@@ -10,9 +10,10 @@ person's decisions come from :meth:`WebGame.play`. What it sends the page is
 * the table as the game renders it for that seat (``Game.render_text(state, 0, seat)``);
 * the legal actions (``Game.action_to_string``), only while it is that seat's turn;
 * the moves played so far, each named as ``action_to_string`` names it unless the seat
-  could not tell it from the mover's other legal choices (its next observation,
-  ``Game.observe``, is the same after them: a sealed bid, for example), then as a
-  hidden decision; a bot's reason (see :func:`reason_of`) only where the game was
+  could not tell it from another choice the mover had, or might have had with other
+  hidden cards (its next observation, ``Game.observe``, is the same after them: a sealed
+  bid, a card sold from a hand; :meth:`WebGame.seen_as`), then by the words those
+  choices share; a bot's reason (see :func:`reason_of`) only where the game was
   created with ``reasons=True`` or nobody plays (a bot's reasoning may reflect its hand);
 * the result (``Game.outcome``) once the game is over.
 
@@ -47,6 +48,8 @@ LOG_LINES = 40
 #: The most bot decisions one request plays (a guard against a bot that never ends a game).
 MAX_BOT_MOVES = 20000
 HIDDEN_MOVE = "a decision the others do not see"
+#: The other deals a move is weighed in (besides the game's own) before it is named to a seat.
+WORLDS = 8
 
 
 class WebError(ValueError):
@@ -214,34 +217,50 @@ class WebGame:
 
     def _apply(self, action: int, reason: str | None) -> None:
         seat = self.to_act
-        shown = self.labels[action] if self.seat is None or seat == self.seat else self._as_seen_by(self.seat, action)
+        shown = self.labels[action] if self.seat is None or seat == self.seat else self.seen_as(self.seat, action)
         self.table.step(np.array([action]))
         self.actions.append(action)
         self.moves.append({"n": len(self.actions), "seat": seat, "move": self.labels[action], "shown": shown,
                            "reason": reason})
 
-    def _as_seen_by(self, viewer: int, action: int) -> str:
-        """``action`` of the seat to act as ``viewer`` sees it: its name where the viewer's
-        observation after it differs from that after each other legal choice; else the
-        words that every choice it cannot be told from shares ("sell project …"), or
-        :data:`HIDDEN_MOVE`."""
-        legal = self.legal_actions()
-        if len(legal) == 1:
-            return self.labels[action]
-        probe = self._probe(len(legal))
-        load_state(probe, self.sim.state.take(np.zeros(len(legal), np.intp)))
-        probe.step(np.array(legal, np.int64))
-        obs = self.game.observe(probe.state, np.full(len(legal), viewer))
-        mine = obs[legal.index(action)]
-        alike = [self.labels[a].split() for k, a in enumerate(legal) if np.array_equal(mine, obs[k])]
-        if len(alike) == 1:
+    def seen_as(self, viewer: int, action: int) -> str:
+        """``action`` of the seat to act as ``viewer`` sees it: its name where no other choice
+        gives ``viewer`` the same observation after it (``Game.observe``), in this game or
+        in :data:`WORLDS` others dealt as ``viewer`` cannot tell from it (``Game.deal_hidden``:
+        a card sold from a hand of one is not named, though it was the only sale possible);
+        else the words that every choice it cannot be told from shares (``sell project …``),
+        or :data:`HIDDEN_MOVE`."""
+        state = self.sim.state
+        worlds = [state]
+        if self.game.deal_hidden is not None:
+            rng = np.random.default_rng(len(self.actions))
+            worlds += [self.game.deal_hidden(state, np.array([viewer]), rng) for _ in range(WORLDS)]
+        mine = None
+        alike: set[str] = set()
+        for world in worlds:
+            legal, obs = self._outcomes(world, viewer)
+            if mine is None:
+                mine = obs[legal.index(action)]
+            alike |= {self.labels[a] for a, row in zip(legal, obs) if np.array_equal(row, mine)}
+        if alike == {self.labels[action]}:
             return self.labels[action]
         common = []
-        for words in zip(*alike):
+        for words in zip(*(label.split() for label in sorted(alike))):
             if len(set(words)) > 1:
                 break
             common.append(words[0])
         return " ".join(common) + " …" if common else HIDDEN_MOVE
+
+    def _outcomes(self, world, viewer: int) -> tuple[list[int], np.ndarray]:
+        """The legal actions of the seat to act in ``world`` (a state of one game) and the
+        observation of ``viewer`` after each."""
+        probe = self._probe(1)
+        load_state(probe, world.take(np.zeros(1, np.intp)))
+        legal = np.flatnonzero(probe.legal_mask()[0]).tolist()
+        probe = self._probe(len(legal))
+        load_state(probe, world.take(np.zeros(len(legal), np.intp)))
+        probe.step(np.array(legal, np.int64))
+        return legal, self.game.observe(probe.state, np.full(len(legal), viewer))
 
     def _probe(self, size: int):
         if size not in self._probes:
