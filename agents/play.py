@@ -316,7 +316,7 @@ def web_main(argv: Sequence[str], output=None, serve: Callable | None = None) ->
         args = _parse_args(argv)
         game = game_by_name(args.game)
         defaults = {"game": game.name, "players": args.players, "seat": args.seat, "seed": args.seed,
-                    "bots": args.opponents or game.opponents[0]}
+                    "bots": args.opponents or game.opponents[0], "ruleset": args.rules}
         table = WebTable(make_bot=web_bot, bot_names=web_bot_names, defaults=defaults)
         server = make_server(table, args.host, args.port)
     except (ValueError, OSError) as e:

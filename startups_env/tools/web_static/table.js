@@ -64,6 +64,7 @@ async function loadCatalog() {
   fillForm();
   if (d.seat !== undefined) $("seat").value = d.seat === null ? "watch" : String(d.seat);
   if (d.bots) $("bots").value = d.bots;
+  if (d.ruleset && [...$("ruleset").options].some((o) => o.value === d.ruleset)) $("ruleset").value = d.ruleset;
   if (d.seed !== undefined && d.seed !== null) $("seed").value = d.seed;
 }
 
