@@ -1,7 +1,8 @@
 """The web table in a real browser: headless Chromium driven by Selenium plays a whole game
 of each game as a person would, by clicking legal actions against bots, checks the final
 table against the engine's result (the game's moves replayed on a fresh simulator), opens
-the page again midway (the game continues), watches bots step by step and live, and takes
+the page again midway (the game continues), watches bots step by step and live, reopens a
+saved game log and replays it, and takes
 a screenshot of each table.
 
 Needs the ``selenium`` package (the ``dev`` extra) and Chromium with its driver (Debian:
@@ -11,6 +12,7 @@ of the README there (``web_<game>.png``)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import threading
@@ -170,3 +172,22 @@ def test_bots_are_watched_step_by_step_and_live(server, browser):
     assert _moves(browser) == paused
     log = browser.find_elements(By.CSS_SELECTOR, "#log li")
     assert len(log) == min(paused, 40) and "P" in log[0].text
+
+
+def test_a_saved_game_reopens_on_the_page_and_replays(server, browser, tmp_path):
+    table, url = server
+    _start(browser, url, "startap", "watch", "random", 3, seed=9)
+    session = browser.execute_script("return localStorage.getItem('startups-web-session')")
+    web = table.sessions[session][0]
+    web.advance(20000)
+    path = tmp_path / "game.json"
+    path.write_text(json.dumps(web.record()))
+    browser.find_element(By.ID, "new-game").click()
+    browser.find_element(By.ID, "open-log").send_keys(str(path))
+    _settled(browser, -1)
+    assert _moves(browser) == 0 and "replay" in browser.find_element(By.ID, "title").text
+    for expected in (1, 2):
+        browser.find_element(By.ID, "step").click()
+        _settled(browser, expected - 1)
+    lines = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#log li")]
+    assert lines == [f"P{m['seat']} random: {m['move']}" for m in web.moves[:2]]
