@@ -2,8 +2,7 @@
 of each game as a person would, by clicking legal actions against bots, checks the final
 table against the engine's result (the game's moves replayed on a fresh simulator), opens
 the page again midway (the game continues), watches bots step by step and live, reopens a
-saved game log and replays it, and takes
-a screenshot of each table.
+saved game log and replays it, and takes a screenshot of each table.
 
 Needs the ``selenium`` package (the ``dev`` extra) and Chromium with its driver (Debian:
 ``apt-get install chromium chromium-driver``; .ci/run installs them where it can); skipped
