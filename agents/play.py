@@ -13,6 +13,15 @@ company; ``--save game.json`` writes the game log (see ``startups_env.tools.repl
 
 The driver is :func:`main` (``main(argv, input_fn=..., output=...)``) so that tests and
 notebooks can script a game.
+
+``--web`` opens the table in a browser instead, for either game (``--game startap``):
+
+    python -m startups_env.agents.play --web [--game startap] [--port 8000] [--host 127.0.0.1]
+
+It prints the address to open; the page starts games (any seat, or watch the bots), and
+``--players``, ``--seat``, ``--opponents`` and ``--seed`` fill its form. It serves
+127.0.0.1 unless ``--host`` names another address, and then only with the token it prints
+(:mod:`startups_env.tools.web`).
 """
 
 from __future__ import annotations
@@ -30,13 +39,14 @@ from startups_env.startups.render import table_text
 from startups_env.startups.rules import COMPANY_NAMES, NUM_ACTIONS, Action, Rules, action_to_string
 from startups_env.startups.simulator import Simulator
 from startups_env.table import Table
-from startups_env.table.games import DEFAULT_GAME, GAMES
+from startups_env.table.games import DEFAULT_GAME, GAMES, game_by_name
 from startups_env.tools.cli import add_game_argument, add_rules_argument, add_traceback_argument, prog, table_size_arg
 from startups_env.tools.replay import Recorder, describe_action
+from startups_env.tools.web import LOOPBACK, WebTable, make_server, url_of
 
 from . import table_play
 from .base import Agent
-from .registry import build_agent, split_names
+from .registry import AGENT_NAMES, build_agent, split_names
 
 QUIT_WORDS = ("quit", "exit", "q")
 HELP_WORDS = ("help", "?", "h", "moves")
@@ -131,9 +141,10 @@ def _parse_args(argv):
     parser.add_argument("--players", type=table_size_arg, default=4, help="table size, 2-7 (default 4)")
     parser.add_argument(
         "--opponents",
-        default="greedy",
+        default=None,
         help="comma-separated agent names for the other seats in seat order (one name: all of them), "
-        "e.g. greedy,banker,random, search[determinizations=8],ppo or an outside bot, mybot:make_bot (default greedy)",
+        "e.g. greedy,banker,random, search[determinizations=8],ppo or an outside bot, mybot:make_bot "
+        "(default greedy; on the web table the game's first default opponent)",
     )
     parser.add_argument("--seat", type=int, default=0, help="your seat, 0 = first to play (default 0)")
     add_rules_argument(parser)
@@ -141,22 +152,33 @@ def _parse_args(argv):
     parser.add_argument("--rounds", type=int, default=1, choices=(1, 4), help="4: the optional round game")
     parser.add_argument("--save", default=None, help="write the game log (JSON) here when the game ends or you quit")
     add_traceback_argument(parser)
+    parser.add_argument("--web", action="store_true", help="serve the table to a browser instead (either game)")
+    add_game_argument(parser)
+    parser.add_argument("--host", default=LOOPBACK,
+                        help=f"--web: the address to serve on (default {LOOPBACK}; any other needs the printed token)")
+    parser.add_argument("--port", type=int, default=8000, help="--web: the port (default 8000; 0: any free one)")
     return parser.parse_args(argv)
 
 
-def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = input, output=None) -> int:
-    """Run one game in the terminal. Returns 0 (played or quit), 2 (bad arguments)."""
+def main(argv: Sequence[str] | None = None, input_fn: Callable[[str], str] = input, output=None,
+         serve: Callable | None = None) -> int:
+    """Run one game in the terminal (with ``--web``, serve the web table: :func:`web_main`,
+    which ``serve`` goes to). Returns 0 (played or quit), 2 (bad arguments)."""
     out = sys.stdout if output is None else output
 
     def say(text: str = "") -> None:
         print(text, file=out, flush=True)
 
+    if argv is None:
+        argv = sys.argv[1:]
+    if "--web" in argv:
+        return web_main(argv, output=out, serve=serve)
     chosen = argparse.ArgumentParser(add_help=False)
     add_game_argument(chosen)
     try:
         known, rest = chosen.parse_known_args(argv)
     except SystemExit:
-        say(f"error: --game: the games are {', '.join(sorted(GAMES))}")
+        say(f"{prog('startups_env.agents.play')}: error: --game: the games are {', '.join(sorted(GAMES))}")
         return 2
     if known.game != DEFAULT_GAME:  # another game: the generic terminal game over its record
         return table_play.play(argv, input_fn, say)
@@ -202,7 +224,9 @@ def _setup(argv):
     args = _parse_args(argv)
     if not 0 <= args.seat < args.players:
         raise ValueError(f"--seat must be in 0..{args.players - 1}, got {args.seat}")
-    names = split_names(args.opponents)
+    if args.game != "startups":
+        raise ValueError(f"the terminal plays Startups only; play {args.game} in the browser: add --web")
+    names = split_names(args.opponents or "greedy")
     if len(names) == 1:
         names *= args.players - 1
     if len(names) != args.players - 1:
@@ -286,6 +310,45 @@ def _save(recorder: Recorder, path, say) -> None:
     if path:
         recorder.log.save(path)
         say(f"game log saved to {path} (replay: python -m startups_env.tools.replay {path})")
+
+
+def web_bot(spec: str, seed: int | None, game: str, players: int):
+    """A bot of the web table: built from its name or spec as the arena builds it, checked
+    on trial games of the table's size."""
+    return build_agent(spec, seed=seed, check_players=players, game=game)
+
+
+def web_bot_names(game: str) -> list[str]:
+    """The bot names the web page offers for ``game``."""
+    bots = list(game_by_name(game).bots)
+    return [*AGENT_NAMES] if not bots else [*bots, "ppo"]
+
+
+def web_main(argv: Sequence[str], output=None, serve: Callable | None = None) -> int:
+    """Serve the web table until interrupted (``serve(server)``, default ``serve_forever``).
+    Returns 0, or 2 for bad arguments or an address it cannot bind."""
+    out = sys.stdout if output is None else output
+    try:
+        args = _parse_args(argv)
+        game = game_by_name(args.game)
+        defaults = {"game": game.name, "players": args.players, "seat": args.seat, "seed": args.seed,
+                    "bots": args.opponents or game.opponents[0], "ruleset": args.rules}
+        table = WebTable(make_bot=web_bot, bot_names=web_bot_names, defaults=defaults)
+        server = make_server(table, args.host, args.port)
+    except (ValueError, OSError) as e:
+        print(f"error: {e}", file=out, flush=True)
+        return 2
+    print(f"The web table serves {', '.join(g.title for g in GAMES.values())}: open {url_of(server, table)}",
+          file=out, flush=True)
+    if table.token:
+        print("It is bound beyond this machine: the page needs the token in that address.", file=out, flush=True)
+    try:
+        (serve or (lambda s: s.serve_forever()))(server)
+    except KeyboardInterrupt:
+        print("\nStopped.", file=out, flush=True)
+    finally:
+        server.server_close()
+    return 0
 
 
 if __name__ == "__main__":

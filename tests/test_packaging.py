@@ -56,6 +56,12 @@ def test_every_tracked_module_and_the_weights_are_installed_under_startups_env(w
     assert not missing, f"not in the wheel: {missing}"
 
 
+def test_the_web_tables_page_is_installed(wheel):
+    """The page the web table serves (startups_env.tools.web) is package data."""
+    page = _tracked("startups_env/tools/web_static/*")
+    assert page and not [path for path in page if path not in set(wheel.namelist())]
+
+
 def test_the_wheel_carries_the_license(wheel):
     assert any(name.endswith(".dist-info/licenses/LICENSE") for name in wheel.namelist())
 
