@@ -153,7 +153,6 @@ def _parse_args(argv):
     parser.add_argument("--save", default=None, help="write the game log (JSON) here when the game ends or you quit")
     add_traceback_argument(parser)
     parser.add_argument("--web", action="store_true", help="serve the table to a browser instead (either game)")
-    add_game_argument(parser)
     parser.add_argument("--host", default=LOOPBACK,
                         help=f"--web: the address to serve on (default {LOOPBACK}; any other needs the printed token)")
     parser.add_argument("--port", type=int, default=8000, help="--web: the port (default 8000; 0: any free one)")
@@ -336,7 +335,7 @@ def web_main(argv: Sequence[str], output=None, serve: Callable | None = None) ->
         table = WebTable(make_bot=web_bot, bot_names=web_bot_names, defaults=defaults)
         server = make_server(table, args.host, args.port)
     except (ValueError, OSError) as e:
-        print(f"error: {e}", file=out, flush=True)
+        print(f"{prog('startups_env.agents.play')}: error: {e}", file=out, flush=True)
         return 2
     print(f"The web table serves {', '.join(g.title for g in GAMES.values())}: open {url_of(server, table)}",
           file=out, flush=True)

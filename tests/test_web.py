@@ -272,7 +272,7 @@ def test_the_command_line_prints_where_to_open_it():
     assert play_main(["--web", "--port", "-5"], output=out, serve=lambda server: None) == 2
     assert "error:" in out.getvalue()
     out = io.StringIO()
-    assert play_main(["--game", "startap"], output=out) == 2
+    assert play_main(["--game", "startap"], input_fn=lambda prompt: "quit", output=out) == 0  # the terminal game
     assert "add --web" in out.getvalue()
 
 
