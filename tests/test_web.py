@@ -273,7 +273,7 @@ def test_the_command_line_prints_where_to_open_it():
     assert "error:" in out.getvalue()
     out = io.StringIO()
     assert play_main(["--game", "startap"], input_fn=lambda prompt: "quit", output=out) == 0  # the terminal game
-    assert "add --web" in out.getvalue()
+    assert "You left the game." in out.getvalue()
 
 
 class _Explaining:
