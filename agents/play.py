@@ -223,8 +223,6 @@ def _setup(argv):
     args = _parse_args(argv)
     if not 0 <= args.seat < args.players:
         raise ValueError(f"--seat must be in 0..{args.players - 1}, got {args.seat}")
-    if args.game != "startups":
-        raise ValueError(f"the terminal plays Startups only; play {args.game} in the browser: add --web")
     names = split_names(args.opponents or "greedy")
     if len(names) == 1:
         names *= args.players - 1
