@@ -186,6 +186,46 @@ def test_each_worker_runs_on_the_threads_ray_reserved_for_it(ray_pool):
     assert [out for _, out in ray_pool.run(threads, range(1))] == [(two, two)], "the instance is left running"
 
 
+def test_a_worker_runs_numbas_threads_passive_and_loads_the_cached_kernels(ray_pool):
+    """In a Ray worker, numba's threads start with the package's wait policy (idle threads
+    sleep: startups_env.startups.numba_runtime), and the simulator's kernels, cached by
+    this process, load without a compile."""
+    pytest.importorskip("numba")
+    from startups_env.agents.bench import compiled_first_use
+
+    compiled_first_use(3)  # (here first: compiled, or loaded from the cache)
+
+    def in_worker(job, report):  # (a local function: Ray ships it by value to the workers)
+        import ctypes
+        import os
+        import tempfile
+
+        from startups_env.agents.bench import compiled_first_use
+        from startups_env.startups import numba_runtime
+        compiled_first_use(3)
+        libs = sorted({line.split()[-1] for line in open("/proc/self/maps")
+                       if "libgomp" in line and "/torch/" not in line})
+        shown = ""
+        if len(libs) == 1 and hasattr(ctypes.CDLL(libs[0]), "omp_display_env"):
+            with tempfile.TemporaryFile("w+") as out:  # (it writes to the C stderr)
+                saved = os.dup(2)
+                os.dup2(out.fileno(), 2)
+                try:
+                    ctypes.CDLL(libs[0]).omp_display_env(0)
+                finally:
+                    os.dup2(saved, 2)
+                    os.close(saved)
+                out.seek(0)
+                shown = out.read()
+        policy = [line.split("=")[1].strip(" '") for line in shown.splitlines() if "OMP_WAIT_POLICY" in line]
+        return numba_runtime.start_threads()["wait"], policy, numba_runtime.NOTICE.compiles
+
+    for wait, policy, compiles in [out for _, out in ray_pool.run(in_worker, range(2))]:
+        assert wait == "OMP_WAIT_POLICY=PASSIVE (set by startups_env)"
+        assert policy in (["PASSIVE"], []), policy  # ([]: no GNU OpenMP here)
+        assert compiles == {}
+
+
 def test_a_run_of_fewer_shards_than_local_cpus_shares_them():
     assert shard_threads(1, 4, 1) == 4
     assert shard_threads(1, 4, 2) == 2

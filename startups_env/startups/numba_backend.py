@@ -32,7 +32,7 @@ import types
 import numba
 import numpy as np
 
-from startups_env.startups import queries, rules
+from startups_env.startups import numba_runtime, queries, rules
 from startups_env.startups.observe import OBS_DIM, PIECES, SLICES
 from startups_env.startups.rules import (
     CHIP_TRIPLES_COINS,
@@ -89,6 +89,8 @@ def forget_stale_cache(module_file: str, *sources: str) -> None:
 
 
 forget_stale_cache(__file__, queries.__file__, rules.__file__)
+numba_runtime.describe_kernels(__name__, "the simulator's kernels (the rules, compiled)", 60)
+numba_runtime.start_threads()  # (before any parallel kernel runs: how numba's threads wait on a busy machine)
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
 SLOTS = queries.SLOTS
@@ -158,7 +160,27 @@ def serial_and_parallel(function):
     copy = types.FunctionType(function.__code__, function.__globals__, f"{function.__name__}_parallel",
                               function.__defaults__, function.__closure__)
     copy.__qualname__ = f"{function.__qualname__}_parallel"
-    return _jit(function), numba.njit(cache=True, nogil=True, _nrt=False, parallel=True)(copy)
+    twins = _jit(function), numba.njit(cache=True, nogil=True, _nrt=False, parallel=True)(copy)
+    TWINS.append(twins)
+    return twins
+
+
+TWINS: list[tuple] = []  # every (serial, parallel) pair of serial_and_parallel, for compile_twins
+
+
+def compile_twins() -> int:
+    """Compile (or load from the cache) each version of every :func:`serial_and_parallel`
+    kernel for the argument types the other version has been called with, so that a run
+    that used only one of them (small batches, say) leaves both cached; returns how many
+    versions that took. What ``python -m startups_env.agents.precompile`` calls last."""
+    count = 0
+    for pair in TWINS:
+        for this, other in (pair, pair[::-1]):
+            for signature in other.signatures:
+                if signature not in this.signatures:
+                    this.compile(signature)
+                    count += 1
+    return count
 
 
 PARALLEL_FROM = 4096  # games per batch from which the step runs on numba's threads

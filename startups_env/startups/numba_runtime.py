@@ -1,0 +1,130 @@
+"""How this process runs the compiled kernels: numba's threads, started once and set for a
+machine that other jobs share, and one line on stderr when a group of kernels compiles.
+
+**The threads.** numba's default threading layer on Linux is GNU OpenMP (``omp``), whose
+idle threads spin-wait for the next parallel region before they sleep. Where the machine's
+cores are all taken (other jobs, a second copy of this package, Ray workers), the spinning
+threads take CPU time from the threads doing work, and each parallel region waits at its
+end for a thread that the OS has set aside: the compiled step then ran several times
+slower than the numpy one. :func:`start_threads` starts numba's threads with
+``OMP_WAIT_POLICY=PASSIVE`` (idle threads sleep at once), unless the user has set one of
+:data:`WAIT_SETTINGS`: what the user sets is kept. The variable is set only while numba
+loads its OpenMP runtime, which reads it then, once; the environment is restored, so
+that no other library (torch, which loads its own OpenMP) or child process sees a change.
+numba's other layers (``tbb``, ``workqueue``) do not spin and ignore it. The measurements
+behind the choice are in docs/experiments.md (2026-12-05, the compiled backend on a busy
+machine).
+
+**The first use.** Kernels compile on their first use, which takes seconds to minutes,
+and are then cached on disk beside their source (``cache=True``), so that later processes,
+Ray workers included, load them in about a second. :func:`describe_kernels` names a
+module's kernels and their compile time; the first time a kernel of that module compiles
+in a process, one line on stderr says so (:class:`CompileNotice`). A kernel loaded from
+the cache says nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import numba
+from numba.core import event
+
+#: The environment variables that set how OpenMP's idle threads wait (GNU's and LLVM's /
+#: Intel's); where the user set any of them, :func:`start_threads` leaves them as they are.
+WAIT_SETTINGS = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME")
+#: The wait policy the package sets where the user set none of :data:`WAIT_SETTINGS`.
+WAIT_POLICY = "PASSIVE"
+#: How to compile every kernel ahead (a cluster image, CI), named in the notice.
+PRECOMPILE_COMMAND = "python -m startups_env.agents.precompile"
+
+_started: dict[str, str] = {}
+
+
+def start_threads() -> dict[str, str]:
+    """Start numba's threads, once per process, with OpenMP's idle threads sleeping
+    (``OMP_WAIT_POLICY=PASSIVE``) unless the user set one of :data:`WAIT_SETTINGS`.
+    Returns what is in force: ``{"layer": numba's threading layer, "threads": ...,
+    "wait": "OMP_WAIT_POLICY=PASSIVE (set by startups_env)" or the user's settings}``.
+
+    Call it before anything runs a parallel numba function: numba starts its threads, and
+    OpenMP reads its settings, once a process. (Threads started earlier by other code keep
+    the settings they started with.)"""
+    if _started:
+        return dict(_started)
+    user = {name: os.environ[name] for name in WAIT_SETTINGS if name in os.environ}
+    if not user:
+        os.environ["OMP_WAIT_POLICY"] = WAIT_POLICY
+    try:
+        threads = numba.get_num_threads()  # (starts numba's threads: OpenMP reads its environment now)
+    finally:
+        if not user:
+            del os.environ["OMP_WAIT_POLICY"]
+    wait = " ".join(f"{k}={v}" for k, v in user.items()) if user else f"OMP_WAIT_POLICY={WAIT_POLICY} (set by startups_env)"
+    _started.update(layer=str(numba.threading_layer()), threads=str(threads), wait=wait)
+    return dict(_started)
+
+
+# --------------------------------------------------------------------------- the first use
+_described: dict[str, tuple[str, int]] = {}
+
+
+def describe_kernels(module: str, what: str, seconds: int) -> None:
+    """Name the kernels of ``module`` (its ``__name__``) for the compile notice: ``what``
+    they are, and about how many ``seconds`` they take to compile on a small machine."""
+    _described[module] = (what, seconds)
+
+
+def notice_line(module: str) -> str:
+    """The line :class:`CompileNotice` writes when a kernel of ``module`` first compiles."""
+    what, seconds = _described.get(module, (f"the kernels of {module}", 0))
+    expected = f"about {seconds} s" if seconds else "seconds to minutes"
+    return (f"startups_env: compiling {what} with numba for their first use here ({expected}, once); "
+            f"they are cached on disk, so later runs load them in about a second "
+            f"(`{PRECOMPILE_COMMAND}` compiles every kernel ahead)")
+
+
+class CompileNotice(event.Listener):
+    """numba's compile events, heard: the first compile of a kernel of a package module
+    (one named by :func:`describe_kernels`, or under ``startups_env``) in this process
+    writes :func:`notice_line` to stderr, once per module. Only outermost compiles count
+    (a kernel compiles the functions it calls inside its own compile), and a kernel loaded
+    from the on-disk cache raises no event. ``compiles`` counts the outermost compiles of
+    package kernels, per module, and ``seconds`` sums their wall time."""
+
+    def __init__(self):
+        self.depth = 0
+        self.compiles: dict[str, int] = {}
+        self.seconds: dict[str, float] = {}
+        self._started: tuple[str, float] | None = None
+
+    def on_start(self, ev):
+        self.depth += 1
+        if self.depth > 1:
+            return
+        module = _module_of(ev.data.get("dispatcher"))
+        if module is None:
+            return
+        if module not in self.compiles:
+            print(notice_line(module), file=sys.stderr, flush=True)
+        self.compiles[module] = self.compiles.get(module, 0) + 1
+        self._started = module, time.perf_counter()
+
+    def on_end(self, ev):
+        self.depth -= 1
+        if self.depth == 0 and self._started is not None:
+            module, start = self._started
+            self.seconds[module] = self.seconds.get(module, 0.0) + time.perf_counter() - start
+            self._started = None
+
+
+def _module_of(dispatcher) -> str | None:
+    """The package module a compiled function belongs to, or None (not the package's)."""
+    module = getattr(getattr(dispatcher, "py_func", None), "__module__", None) or ""
+    return module if module in _described or module.startswith("startups_env") else None
+
+
+NOTICE = CompileNotice()
+event.register("numba:compile", NOTICE)
