@@ -3,6 +3,7 @@ otherwise (in a fresh process, with torch loaded first, and where the user set a
 policy), the first compile of a group of kernels says so on stderr, and a second process
 loads every kernel from the on-disk cache (compiles nothing)."""
 
+import ast
 import os
 import subprocess
 import sys
@@ -13,16 +14,27 @@ pytest.importorskip("numba")
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# The OpenMP runtime numba loaded, asked for its settings (GNU's omp_display_env writes
-# them to stderr): the one libgomp mapped in the process outside torch's own folder.
-_SHOW_NUMBAS_OPENMP = """
-import ctypes, sys
-libs = sorted({line.split()[-1] for line in open('/proc/self/maps') if 'libgomp' in line and '/torch/' not in line})
-if len(libs) != 1 or not hasattr(ctypes.CDLL(libs[0]), 'omp_display_env'):
-    print('no GNU OpenMP with omp_display_env', file=sys.stderr, flush=True)
-else:
-    ctypes.CDLL(libs[0]).omp_display_env(0)
+# CPU seconds the process spends while its one Python thread sleeps, after each of 100 steps
+# of a batch big enough for numba's threads: what numba's idle threads take by spinning.
+IDLE_SPIN = """
+import time
+{before}
+from startups_env import Simulator
+{after}
+from startups_env.startups import numba_backend, numba_runtime
+sim = Simulator(num_players=4, batch_size=numba_backend.PARALLEL_FROM, seed=0, auto_reset=True, backend="numba")
+sim.step(sim.random_actions())
+idle = 0.0
+for _ in range(100):
+    sim.step(sim.random_actions())  # (a parallel region)
+    started = time.process_time()
+    time.sleep(0.005)
+    idle += time.process_time() - started
+{check}
+print(idle)
+print(numba_runtime.start_threads())
 """
+SPINNING = 0.05  # CPU seconds in the 0.5 s of sleeps: spinning threads took 0.2-0.26 s on a loaded 2-core machine, passive ones 0.002
 
 
 def _run(code: str, **env) -> subprocess.CompletedProcess:
@@ -33,40 +45,43 @@ def _run(code: str, **env) -> subprocess.CompletedProcess:
     return result
 
 
-def _wait_policy(stderr: str) -> str:
-    if "no GNU OpenMP" in stderr:
-        pytest.skip("numba runs no GNU OpenMP here (another threading layer, or an older libgomp)")
-    line = next(line for line in stderr.splitlines() if line.strip().startswith("OMP_WAIT_POLICY"))
-    return line.split("=")[1].strip().strip("'")
+def _idle_spin(before: str = "", after: str = "", check: str = "", **env) -> tuple[float, dict]:
+    """(idle CPU seconds, numba_runtime.start_threads()) of IDLE_SPIN, with ``before`` run
+    before the package is imported, ``after`` after it (before numba's threads start) and
+    ``check`` at the end."""
+    code = IDLE_SPIN.format(before=before, after=after, check=check)
+    idle, settings = _run(code, **env).stdout.splitlines()[-2:]
+    return float(idle), ast.literal_eval(settings)
 
 
-@pytest.mark.parametrize("torch_first", [False, True])
-def test_numbas_threads_wait_passively_in_a_fresh_process(torch_first):
-    """The package starts numba's threads with OMP_WAIT_POLICY=PASSIVE (idle threads sleep
-    rather than spin), whatever was imported before it, and leaves the environment as it
-    was, so that torch's own OpenMP (loaded before or after) and child processes see no
-    change."""
-    if torch_first:
-        pytest.importorskip("torch")
-    code = ("import os\n" + ("import torch\n" if torch_first else "")
-            + "from startups_env import Simulator\n"
-            "sim = Simulator(num_players=4, batch_size=8, backend='numba')\n"
-            "from startups_env.startups import numba_runtime\n"
-            "print(numba_runtime.start_threads()['wait'])\n"
-            "print('OMP_WAIT_POLICY' in os.environ)\n" + _SHOW_NUMBAS_OPENMP)
-    result = _run(code)
-    assert result.stdout.splitlines() == ["OMP_WAIT_POLICY=PASSIVE (set by startups_env)", "False"]
-    assert _wait_policy(result.stderr) == "PASSIVE"
+def test_numbas_idle_threads_do_not_spin_in_a_fresh_process():
+    """The package starts numba's threads so that they sleep when idle (GNU OpenMP's
+    OMP_WAIT_POLICY=PASSIVE, set as the package is imported and kept)."""
+    idle, settings = _idle_spin(check="import os; assert os.environ['OMP_WAIT_POLICY'] == 'PASSIVE'")
+    assert idle < SPINNING, settings
+    assert settings["wait"] == "OMP_WAIT_POLICY=PASSIVE (set by startups_env)" or settings["layer"] != "omp"
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_numbas_idle_threads_do_not_spin_with_torch_imported(where):
+    """torch loads its own GNU OpenMP, and numba's threads run on the first one loaded: with
+    torch imported after the package it read the passive policy; imported before, it
+    spins, so numba's threads go to a layer that does not (tbb or workqueue)."""
+    pytest.importorskip("torch")
+    idle, settings = _idle_spin(**{where: "import torch"})
+    assert idle < SPINNING, settings
+    if where == "before":
+        assert settings["layer"] in ("tbb", "workqueue"), settings
 
 
 def test_a_wait_setting_of_the_user_is_kept():
-    code = ("from startups_env.startups import numba_runtime\n"
-            "print(numba_runtime.start_threads()['wait'])\n" + _SHOW_NUMBAS_OPENMP)
-    result = _run(code, OMP_WAIT_POLICY="ACTIVE")
-    assert result.stdout.splitlines() == ["OMP_WAIT_POLICY=ACTIVE"]
-    assert _wait_policy(result.stderr) == "ACTIVE"
-    result = _run(code, GOMP_SPINCOUNT="1000")  # (one knob set: the policy is the runtime's default)
-    assert result.stdout.splitlines() == ["GOMP_SPINCOUNT=1000"]
+    """OMP_WAIT_POLICY=ACTIVE (idle threads spin) is the user's to set: kept, and it spins."""
+    idle, settings = _idle_spin(OMP_WAIT_POLICY="ACTIVE")
+    assert settings["wait"] == "OMP_WAIT_POLICY=ACTIVE"
+    if settings["layer"] == "omp":
+        assert idle > SPINNING
+    code = "from startups_env.startups import numba_runtime\nprint(numba_runtime.start_threads()['wait'])"
+    assert _run(code, GOMP_SPINCOUNT="1000").stdout.splitlines() == ["GOMP_SPINCOUNT=1000"]
 
 
 _PROBE = '''

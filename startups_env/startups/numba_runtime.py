@@ -6,14 +6,15 @@ idle threads spin-wait for the next parallel region before they sleep. Where the
 cores are all taken (other jobs, a second copy of this package, Ray workers), the spinning
 threads take CPU time from the threads doing work, and each parallel region waits at its
 end for a thread that the OS has set aside: the compiled step then ran several times
-slower than the numpy one. :func:`start_threads` starts numba's threads with
-``OMP_WAIT_POLICY=PASSIVE`` (idle threads sleep at once), unless the user has set one of
-:data:`WAIT_SETTINGS`: what the user sets is kept. The variable is set only while numba
-loads its OpenMP runtime, which reads it then, once; the environment is restored, so
-that no other library (torch, which loads its own OpenMP) or child process sees a change.
-numba's other layers (``tbb``, ``workqueue``) do not spin and ignore it. The measurements
-behind the choice are in docs/experiments.md (2026-12-05, the compiled backend on a busy
-machine).
+slower than the numpy one. So the package runs OpenMP with ``OMP_WAIT_POLICY=PASSIVE``
+(idle threads sleep at once), set as it is imported
+(:func:`startups_env.startups.backend.openmp_environment`), unless the user set one of
+its :data:`~startups_env.startups.backend.WAIT_SETTINGS`: what the user sets is kept.
+Where an OpenMP runtime was loaded before the package (``import torch`` first: numba's
+threads then run on torch's OpenMP, which started spinning), :func:`start_threads` puts
+numba on another threading layer (``tbb`` where installed, else numba's ``workqueue``),
+which does not spin. The measurements behind the choice are in docs/experiments.md
+(2026-12-05, the compiled backend on a busy machine).
 
 **The first use.** Kernels compile on their first use, which takes seconds to minutes,
 and are then cached on disk beside their source (``cache=True``), so that later processes,
@@ -25,45 +26,45 @@ the cache says nothing.
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 
 import numba
 from numba.core import event
 
-#: The environment variables that set how OpenMP's idle threads wait (GNU's and LLVM's /
-#: Intel's); where the user set any of them, :func:`start_threads` leaves them as they are.
-WAIT_SETTINGS = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME")
-#: The wait policy the package sets where the user set none of :data:`WAIT_SETTINGS`.
-WAIT_POLICY = "PASSIVE"
+from startups_env.startups.backend import WAIT_POLICY, openmp_environment
+
 #: How to compile every kernel ahead (a cluster image, CI), named in the notice.
 PRECOMPILE_COMMAND = "python -m startups_env.agents.precompile"
+#: numba's threading layers in the order tried where an OpenMP runtime came before the package.
+LAYERS_WITHOUT_SPIN = ["tbb", "workqueue", "omp"]
 
 _started: dict[str, str] = {}
 
 
 def start_threads() -> dict[str, str]:
-    """Start numba's threads, once per process, with OpenMP's idle threads sleeping
-    (``OMP_WAIT_POLICY=PASSIVE``) unless the user set one of :data:`WAIT_SETTINGS`.
-    Returns what is in force: ``{"layer": numba's threading layer, "threads": ...,
-    "wait": "OMP_WAIT_POLICY=PASSIVE (set by startups_env)" or the user's settings}``.
+    """Start numba's threads, once per process, so that idle threads do not spin (see the
+    module docstring). Returns what is in force: ``{"layer": numba's threading layer,
+    "threads": how many, "wait": "OMP_WAIT_POLICY=PASSIVE (set by startups_env)", or the
+    user's settings, or that the layer does not spin}``.
 
-    Call it before anything runs a parallel numba function: numba starts its threads, and
-    OpenMP reads its settings, once a process. (Threads started earlier by other code keep
-    the settings they started with.)"""
+    Called before anything runs a parallel numba function (numba starts its threads once a
+    process); threads started earlier by other code keep the settings they started with."""
     if _started:
         return dict(_started)
-    user = {name: os.environ[name] for name in WAIT_SETTINGS if name in os.environ}
-    if not user:
-        os.environ["OMP_WAIT_POLICY"] = WAIT_POLICY
-    try:
-        threads = numba.get_num_threads()  # (starts numba's threads: OpenMP reads its environment now)
-    finally:
-        if not user:
-            del os.environ["OMP_WAIT_POLICY"]
-    wait = " ".join(f"{k}={v}" for k, v in user.items()) if user else f"OMP_WAIT_POLICY={WAIT_POLICY} (set by startups_env)"
-    _started.update(layer=str(numba.threading_layer()), threads=str(threads), wait=wait)
+    user, openmp_before = openmp_environment()
+    moved = not user and openmp_before and numba.config.THREADING_LAYER == "default"
+    if moved:
+        numba.config.THREADING_LAYER_PRIORITY = list(LAYERS_WITHOUT_SPIN)
+    threads = numba.get_num_threads()  # (starts numba's threads)
+    layer = str(numba.threading_layer())
+    if user:
+        wait = " ".join(f"{k}={v}" for k, v in user.items())
+    elif moved:
+        wait = f"{layer} (an OpenMP runtime was loaded before startups_env, spinning: not used)"
+    else:
+        wait = f"OMP_WAIT_POLICY={WAIT_POLICY} (set by startups_env)"
+    _started.update(layer=layer, threads=str(threads), wait=wait)
     return dict(_started)
 
 
