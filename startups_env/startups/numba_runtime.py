@@ -8,8 +8,8 @@ threads take CPU time from the threads doing work, and each parallel region wait
 end for a thread that the OS has set aside: the compiled step then ran several times
 slower than the numpy one. So the package runs OpenMP with ``OMP_WAIT_POLICY=PASSIVE``
 (idle threads sleep at once), set as it is imported
-(:func:`startups_env.startups.backend.openmp_environment`), unless the user set one of
-its :data:`~startups_env.startups.backend.WAIT_SETTINGS`: what the user sets is kept.
+(:func:`startups_env.startups.openmp.openmp_environment`), unless the user set one of
+its :data:`~startups_env.startups.openmp.WAIT_SETTINGS`: what the user sets is kept.
 Where an OpenMP runtime was loaded before the package (``import torch`` first: numba's
 threads then run on torch's OpenMP, which started spinning), :func:`start_threads` puts
 numba on another threading layer (``tbb`` where installed, else numba's ``workqueue``),
@@ -32,7 +32,7 @@ import time
 import numba
 from numba.core import event
 
-from startups_env.startups.backend import WAIT_POLICY, openmp_environment
+from startups_env.startups.openmp import WAIT_POLICY, openmp_environment
 
 #: How to compile every kernel ahead (a cluster image, CI), named in the notice.
 PRECOMPILE_COMMAND = "python -m startups_env.agents.precompile"
