@@ -131,3 +131,24 @@ def test_the_package_kernels_load_from_the_cache_in_a_second_process():
     _run(code)
     second = _run(code)
     assert second.stdout.strip() == "{}" and "compiling" not in second.stderr
+
+
+def test_the_thread_choice_runs_the_faster_version_and_keeps_measuring_the_other():
+    from startups_env.startups.numba_runtime import ThreadChoice
+
+    choice = ThreadChoice()
+    assert choice.threaded() is True  # (each version measured once first)
+    choice.record(True, 0.004, 1000)
+    assert choice.threaded() is False
+    choice.record(False, 0.002, 1000)  # the serial version is faster here: a busy machine
+    picks = []
+    for _ in range(2 * ThreadChoice.EXPLORE):
+        threaded = choice.threaded()
+        picks.append(threaded)
+        choice.record(threaded, 0.004 if threaded else 0.002, 1000)
+    assert picks.count(True) == 2, "one call in EXPLORE runs the other version"
+    for _ in range(3 * ThreadChoice.EXPLORE):  # the machine frees up: the threaded version's times fall
+        threaded = choice.threaded()
+        choice.record(threaded, 0.001 if threaded else 0.002, 1000)
+    assert choice.cost[1] < choice.cost[0]
+    assert [choice.threaded() for _ in range(8)] == [True] * 8

@@ -4,7 +4,7 @@ of :class:`startups_env.startups.state.State`.
 :mod:`startups_env.startups.simulator` is the reference: its numpy step applies every rule to the whole
 batch at once. The kernels here apply the same rules to one game at a time, in plain
 scalar code that reads like the rulebook (docs/rules.md), and loop over the games (on
-numba's threads from ``PARALLEL_FROM`` games on). ``Simulator(..., backend="numba")`` runs
+numba's threads from ``PARALLEL_FROM`` games on, where they pay: :class:`.numba_runtime.ThreadChoice`). ``Simulator(..., backend="numba")`` runs
 on them; the tests prove the two backends equal state for state (tests/test_kernels.py).
 
 What is compiled: the legal mask, the uniform legal sampler, the take / put-down step, the
@@ -27,6 +27,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import os
+import time
 import types
 
 import numba
@@ -183,7 +184,7 @@ def compile_twins() -> int:
     return count
 
 
-PARALLEL_FROM = 4096  # games per batch from which the step runs on numba's threads
+PARALLEL_FROM = 4096  # games per batch from which the step may run on numba's threads (where they pay, measured)
 PARALLEL_ROUNDS_FROM = 128  # finished rounds from which their scoring and next deal run on numba's threads
 
 
@@ -907,6 +908,7 @@ class NumbaBackend:
         self._arange = np.arange(b)
         self._rules = sim.rules.params  # the settings the kernels read, as one record
         self._record = None  # the state's arrays as one record (state.arrays), until the state changes
+        self._threads = numba_runtime.ThreadChoice()  # whether the threaded step pays, measured
 
     @property
     def state(self):
@@ -977,10 +979,15 @@ class NumbaBackend:
         if self._count_illegal(self._compiled_mask, a, active, record):
             raise illegal_actions_error(s, a, rows[a, self._arange], active & ~s.done)
         over = self._over
-        step = self._step_threaded if self.batch_size >= PARALLEL_FROM else self._step
         self._mask_cache = None
         legal = new_mask(self.batch_size)  # the next mask, filled by the step
-        step(a, active, self._rules, over, legal, record)
+        if self.batch_size < PARALLEL_FROM:
+            self._step(a, active, self._rules, over, legal, record)
+        else:  # (threaded where that pays here and now: numba_runtime.ThreadChoice)
+            threaded = self._threads.threaded()
+            started = time.perf_counter()
+            (self._step_threaded if threaded else self._step)(a, active, self._rules, over, legal, record)
+            self._threads.record(threaded, time.perf_counter() - started, self.batch_size)
         ended = np.flatnonzero(over) if np.count_nonzero(over) else _NO_GAMES
         return self._end_rounds(ended, legal)
 

@@ -68,6 +68,40 @@ def start_threads() -> dict[str, str]:
     return dict(_started)
 
 
+class ThreadChoice:
+    """Whether a kernel's threaded version pays where it runs, measured as it runs: the
+    threaded and the serial version compute the same thing, and which is faster depends on
+    the batch, the machine and what else runs on it (on a machine whose cores other jobs
+    take, a parallel region waits for a thread the OS set aside). The caller asks
+    :meth:`threaded` before each call and reports its time with :meth:`record`; the
+    choice is the version with the lower recent time per game, and one call in
+    ``EXPLORE`` runs the other version to keep its time current. Results do not depend on
+    the choice, only the speed."""
+
+    EXPLORE = 64  # calls per call of the version not chosen
+    WEIGHT = 0.5  # of a new time in a version's running average
+
+    __slots__ = ("cost", "calls")
+
+    def __init__(self):
+        self.cost = [0.0, 0.0]  # recent seconds per game: serial, threaded (0: not measured yet)
+        self.calls = 0
+
+    def threaded(self) -> bool:
+        """Whether the next call should run the threaded version."""
+        self.calls += 1
+        serial, threaded = self.cost
+        if not threaded or not serial:
+            return not threaded  # (each version measured once first, threaded first)
+        return (threaded <= serial) != (self.calls % self.EXPLORE == 0)
+
+    def record(self, threaded: bool, seconds: float, games: int) -> None:
+        """A call of the threaded (or serial) version took ``seconds`` over ``games`` games."""
+        per_game = seconds / max(games, 1)
+        old = self.cost[threaded]
+        self.cost[threaded] = per_game if not old else old + self.WEIGHT * (per_game - old)
+
+
 # --------------------------------------------------------------------------- the first use
 _described: dict[str, tuple[str, int]] = {}
 
