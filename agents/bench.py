@@ -106,17 +106,21 @@ COMPETITORS = ("none", "batch", "busy")
 COMPETITOR_BATCH = 16384  # games of the competing batch loop (--competitor batch)
 
 
-def batch_loop(players: int, batch_size: int = COMPETITOR_BATCH) -> None:
+def batch_loop(players: int, parent: int, batch_size: int = COMPETITOR_BATCH) -> None:
     """The package's own batch loop at its default settings (the fastest installed backend,
-    random actions, auto-reset), stepped until the process is stopped: what ``--competitor
-    batch`` runs beside the measured process. Prints ``ready`` once its first steps are done
-    (its kernels loaded)."""
+    random actions, auto-reset), stepped until the process is stopped or its ``parent``
+    process is gone: what ``--competitor batch`` runs beside the measured process. Prints
+    ``ready`` once its first steps are done (its kernels loaded)."""
     sim = Simulator(Rules(num_players=players), batch_size=batch_size, seed=1, auto_reset=True)
     for _ in range(10):
         sim.step(sim.random_actions())
     print("ready", flush=True)
-    while True:
+    while os.getppid() == parent:
         sim.step(sim.random_actions())
+
+
+# One pure-Python busy loop (a call per turn: it also ends where its parent is gone).
+_BUSY_LOOP = "import os\nprint('ready', flush=True)\nwhile os.getppid() == {parent}:\n    pass"
 
 
 def _cores() -> int:
@@ -129,13 +133,15 @@ def competitor(kind: str, players: int):
     """Other processes loading the machine while the block runs, stopped (and waited for)
     when it ends, however it ends: ``"batch"``, one process of :func:`batch_loop` (a second
     job of the same kind); ``"busy"``, one pure-Python busy loop per core; ``"none"``,
-    nothing. Yields the processes, once each has started its work."""
+    nothing. Yields the processes, once each has started its work. (Each also ends by
+    itself if this process is killed.)"""
     if kind not in COMPETITORS:
         raise ValueError(f"competitor must be one of {COMPETITORS}, got {kind!r}")
+    parent = os.getpid()
     if kind == "batch":
-        commands = [f"from startups_env.agents.bench import batch_loop; batch_loop({int(players)})"]
+        commands = [f"from startups_env.agents.bench import batch_loop; batch_loop({int(players)}, {parent})"]
     else:
-        commands = ["print('ready', flush=True)\nwhile True: pass"] * (_cores() if kind == "busy" else 0)
+        commands = [_BUSY_LOOP.format(parent=parent)] * (_cores() if kind == "busy" else 0)
     processes = []
     try:
         for command in commands:
