@@ -58,7 +58,7 @@ from . import greedy
 from .greedy import GreedyParams
 
 kernels.forget_stale_cache(__file__, kernels.__file__, queries.__file__, greedy.__file__)
-numba_runtime.describe_kernels(__name__, "the greedy bot's compiled scorer", 30)
+numba_runtime.describe_kernels(__name__, "the greedy bot's compiled scorer", 20)
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
 if (P, C) != (7, 6):  # (greedy_scores_game lists every seat and every company in tuples)

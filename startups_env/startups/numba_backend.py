@@ -90,7 +90,7 @@ def forget_stale_cache(module_file: str, *sources: str) -> None:
 
 
 forget_stale_cache(__file__, queries.__file__, rules.__file__)
-numba_runtime.describe_kernels(__name__, "the simulator's kernels (the rules, compiled)", 60)
+numba_runtime.describe_kernels(__name__, "the simulator's kernels (the rules, compiled)", 45)
 numba_runtime.start_threads()  # (before any parallel kernel runs: how numba's threads wait on a busy machine)
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
