@@ -5,11 +5,15 @@ wall-clock seconds (after a short untimed warm-up), with uniformly random legal 
 and every reset included:
 
     numba_first_use_s=...                         importing the kernels and their first use (compile or cache load)
+    numba_threads layer=omp threads=2 wait=...    how numba's threads run (startups_env.startups.numba_runtime)
+    load_average before 1,5,15min=... cores=...   the machine's load before the figures (and after them)
+    competitor=batch processes=1                  what runs beside the measured process (--competitor)
     batch B=16384 players=4 backend=numpy decisions_per_s=...   Simulator(auto_reset=True): random_actions() + step(),
                                                   once per installed backend
     batch_speedup B=16384 players=4 numba_over_numpy=...  numba's rate over numpy's: the median of the ratios
                                                   of each repeat's runs, one after the other
     aec players=4 backend=numba decisions_per_s=...  env(backend=...) in PettingZoo's usual random-agent loop, per backend
+    aec_speedup players=4 numba_over_numpy=...    numba's rate over numpy's, as for the batch
     aec_bare players=4 decisions_per_s=...        that loop over a do-nothing env (bench._BareEnv): its ceiling
     search players=4 backend=... games=8 seconds_per_decision=...   the search bot at its default budget, per
                                                   backend, asked the decisions of seat 0 in 8 games against greedy
@@ -35,14 +39,21 @@ Options: ``--players 4``, ``--repeats 3``, ``--seconds 2.0`` (per run),
 ``--batch-sizes 1,256,4096,16384``, ``--observe-batch 4096`` (0 to skip), ``--quick``
 (0.25 s runs, for a smoke test), ``--clock cpu`` (time this process's CPU time instead
 of the wall clock: steadier when other jobs share the machine, but blind to time spent
-waiting). The default run takes about two minutes on a 2-core machine.
+waiting), ``--competitor batch|busy`` (measure beside a second process of the package's
+own batch loop, B=16384 at its default settings, or beside one pure-Python busy loop per
+core: the contended cases, reproducible on any machine; started after the first use,
+stopped when the figures are done). The default run takes about two minutes on a 2-core
+machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -91,6 +102,67 @@ def compiled_first_use(players: int) -> None:
         sim = Simulator(Rules(num_players=players), size, seed=0, auto_reset=True, backend="numba")
         for _ in range(steps):
             sim.step(sim.random_actions())
+
+
+COMPETITORS = ("none", "batch", "busy")
+COMPETITOR_BATCH = 16384  # games of the competing batch loop (--competitor batch)
+
+
+def batch_loop(players: int, parent: int, batch_size: int = COMPETITOR_BATCH) -> None:
+    """The package's own batch loop at its default settings (the fastest installed backend,
+    random actions, auto-reset), stepped until the process is stopped or its ``parent``
+    process is gone: what ``--competitor batch`` runs beside the measured process. Prints
+    ``ready`` once its first steps are done (its kernels loaded)."""
+    sim = Simulator(Rules(num_players=players), batch_size=batch_size, seed=1, auto_reset=True)
+    for _ in range(10):
+        sim.step(sim.random_actions())
+    print("ready", flush=True)
+    while os.getppid() == parent:
+        sim.step(sim.random_actions())
+
+
+# One pure-Python busy loop (a call per turn: it also ends where its parent is gone).
+_BUSY_LOOP = "import os\nprint('ready', flush=True)\nwhile os.getppid() == {parent}:\n    pass"
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+@contextlib.contextmanager
+def competitor(kind: str, players: int):
+    """Other processes loading the machine while the block runs, stopped (and waited for)
+    when it ends, however it ends: ``"batch"``, one process of :func:`batch_loop` (a second
+    job of the same kind); ``"busy"``, one pure-Python busy loop per core; ``"none"``,
+    nothing. Yields the processes, once each has started its work. (Each also ends by
+    itself if this process is killed.)"""
+    if kind not in COMPETITORS:
+        raise ValueError(f"competitor must be one of {COMPETITORS}, got {kind!r}")
+    parent = os.getpid()
+    if kind == "batch":
+        commands = [f"from startups_env.agents.bench import batch_loop; batch_loop({int(players)}, {parent})"]
+    else:
+        commands = [_BUSY_LOOP.format(parent=parent)] * (_cores() if kind == "busy" else 0)
+    processes = []
+    try:
+        for command in commands:
+            processes.append(subprocess.Popen([sys.executable, "-c", command], stdout=subprocess.PIPE,
+                                              stdin=subprocess.DEVNULL, text=True))
+        for process in processes:
+            if process.stdout.readline().strip() != "ready":
+                raise RuntimeError(f"the {kind} competitor stopped before it started (exit {process.wait()})")
+        yield processes
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            process.stdout.close()
 
 
 def batch_rate(players: int, batch_size: int, seconds: float, seed: int = 0, backend: str = "numpy") -> float:
@@ -305,6 +377,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--clock", choices=sorted(_CLOCKS), default="wall",
                         help="wall (default) or cpu: this process's CPU time, steadier on a shared, busy machine")
     add_traceback_argument(parser)
+    parser.add_argument("--competitor", choices=COMPETITORS, default="none",
+                        help="load the machine while measuring: batch, a second process of the package's own batch "
+                             f"loop (B={COMPETITOR_BATCH}, default settings); busy, one pure-Python busy loop per "
+                             "core; none (default)")
     return parser
 
 
@@ -356,9 +432,14 @@ def _print_batch_rates(players: int, sizes: list[int], seconds: float, repeats: 
 def _print_aec_rates(players: int, seconds: float, repeats: int, backends: list[str]) -> None:
     # The AEC env on each installed backend, and beside it the same loop over a do-nothing
     # env: that loop's ceiling, measured in the same run so that the ratio is fair.
+    # Each repeat on every backend in turn, as the batch figures.
+    runs = [{backend: aec_rate(players, seconds, seed, backend) for backend in backends} for seed in range(repeats)]
     for backend in backends:
-        rate = _median(lambda seed, backend=backend: aec_rate(players, seconds, seed, backend), repeats)
+        rate = round(statistics.median(run[backend] for run in runs))
         print(f"aec players={players} backend={backend} decisions_per_s={rate}", flush=True)
+    if "numba" in backends:
+        ratio = statistics.median(run["numba"] / run["numpy"] for run in runs)
+        print(f"aec_speedup players={players} numba_over_numpy={ratio:.2f}", flush=True)
     rate = _median(lambda seed: aec_bare_rate(players, seconds, seed), repeats)
     print(f"aec_bare players={players} decisions_per_s={rate}", flush=True)
 
@@ -378,6 +459,12 @@ def _print_search_times(players: int, games: int, repeats: int, backends: list[s
     if "numba" in backends:
         ratio = statistics.median(run["numpy"] / run["numba"] for run in runs)
         print(f"search_speedup players={players} numba_over_numpy={ratio:.2f}", flush=True)
+
+
+def _print_load(when: str) -> None:
+    if hasattr(os, "getloadavg"):
+        load = ",".join(f"{x:.2f}" for x in os.getloadavg())
+        print(f"load_average {when} 1,5,15min={load} cores={_cores()}", flush=True)
 
 
 def main(argv=None) -> int:
@@ -402,16 +489,28 @@ def main(argv=None) -> int:
 
 
 def _measure(args) -> None:
-    """Print every figure the command line asks for."""
+    """Print every figure the command line asks for, beside the competitor it names."""
     global _clock
     _clock = _CLOCKS[args.clock]
-    p, r = args.players, args.repeats
+    p = args.players
     backends = [b for b in BACKENDS if b == "numpy" or numba_available()]
     if "numba" in backends:
         start = time.perf_counter()
         compiled_first_use(p)
         print(f"numba_first_use_s={time.perf_counter() - start:.2f}  (compile, or load from the on-disk cache)",
               flush=True)
+        from startups_env.startups.numba_runtime import start_threads
+        print(f"numba_threads {' '.join(f'{k}={v}' for k, v in start_threads().items())}", flush=True)
+    _print_load("before")
+    with competitor(args.competitor, p) as processes:
+        if args.competitor != "none":
+            print(f"competitor={args.competitor} processes={len(processes)}", flush=True)
+        _print_figures(args, backends)
+    _print_load("after")
+
+
+def _print_figures(args: argparse.Namespace, backends: list[str]) -> None:
+    p, r = args.players, args.repeats
     _print_batch_rates(p, args.sizes, args.seconds, r, backends)
     _print_aec_rates(p, args.seconds, r, backends)
     if args.search_games:

@@ -38,6 +38,7 @@ import numba
 import numpy as np
 
 from startups_env.startups import numba_backend as kernels
+from startups_env.startups import numba_runtime
 from startups_env.startups import queries
 from startups_env.startups.numba_backend import arrays, card_coins, takes_chip
 from startups_env.startups.rules import (
@@ -57,6 +58,7 @@ from . import greedy
 from .greedy import GreedyParams
 
 kernels.forget_stale_cache(__file__, kernels.__file__, queries.__file__, greedy.__file__)
+numba_runtime.describe_kernels(__name__, "the greedy bot's compiled scorer", 20)
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
 if (P, C) != (7, 6):  # (greedy_scores_game lists every seat and every company in tuples)

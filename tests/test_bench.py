@@ -1,6 +1,7 @@
 """The shipped benchmark prints every figure, per installed backend, in its line format
 (the figures themselves are measured by running it, never by tests)."""
 
+import os
 import re
 
 import pytest
@@ -18,7 +19,8 @@ def test_the_benchmark_prints_every_figure_per_backend(capsys):
         assert re.search(rf"^search players=4 backend={backend} games=1 seconds_per_decision=[\d.]+$", out, re.M)
         assert re.search(rf"^aec players=4 backend={backend} decisions_per_s=\d+$", out, re.M), out
     assert re.search(r"^aec_bare players=4 decisions_per_s=\d+$", out, re.M), out  # beside the aec lines
-    aec = [line.split(" decisions_per_s=")[0] for line in out.splitlines() if line.startswith("aec")]
+    aec = [line.split(" decisions_per_s=")[0] for line in out.splitlines() if line.startswith("aec")
+           and "decisions_per_s=" in line]
     assert aec == [f"aec players=4 backend={backend}" for backend in INSTALLED_BACKENDS] + ["aec_bare players=4"]
     assert re.search(r"^observe B=8 players=4 obs_per_s=\d+$", out, re.M)
     for network in ("ppo", "exit"):  # the shipped networks, one decision at a time
@@ -36,3 +38,23 @@ def test_the_benchmark_prints_every_figure_per_backend(capsys):
                                             out, re.M).group(1)) for backend in ("numpy", "numba")}
             ratio = float(re.search(rf"^batch_speedup B={b} players=4 numba_over_numpy=([\d.]+)$", out, re.M).group(1))
             assert ratio == pytest.approx(rates["numba"] / rates["numpy"], abs=0.006)
+        rates = {backend: int(re.search(rf"^aec players=4 backend={backend} decisions_per_s=(\d+)$", out, re.M).group(1))
+                 for backend in ("numpy", "numba")}
+        ratio = float(re.search(r"^aec_speedup players=4 numba_over_numpy=([\d.]+)$", out, re.M).group(1))
+        assert ratio == pytest.approx(rates["numba"] / rates["numpy"], abs=0.006)
+        assert re.search(r"^numba_threads layer=\w+ threads=\d+ wait=", out, re.M), out
+    assert re.search(r"^load_average before 1,5,15min=[\d.,]+ cores=\d+$", out, re.M), out
+
+
+@pytest.mark.parametrize("kind", ["batch", "busy"])
+def test_a_competitor_runs_beside_the_figures_and_stops_after_them(kind):
+    """--competitor starts its processes (each has started its work when the block is
+    entered) and stops them all when the block ends, an error included."""
+    with pytest.raises(KeyError), bench.competitor(kind, 3) as processes:
+        assert len(processes) == (1 if kind == "batch" else len(os.sched_getaffinity(0)))
+        assert all(process.poll() is None for process in processes)
+        raise KeyError("stop early")
+    assert processes and all(process.poll() is not None for process in processes)
+    with pytest.raises(ValueError, match="competitor must be one of"):
+        with bench.competitor("nothing", 3):
+            pass

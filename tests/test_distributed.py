@@ -186,6 +186,41 @@ def test_each_worker_runs_on_the_threads_ray_reserved_for_it(ray_pool):
     assert [out for _, out in ray_pool.run(threads, range(1))] == [(two, two)], "the instance is left running"
 
 
+def test_a_worker_runs_numbas_threads_passive_and_loads_the_cached_kernels(ray_pool):
+    """In a Ray worker, numba's idle threads sleep rather than spin (the package's wait
+    policy: startups_env.startups.numba_runtime), and the simulator's kernels, cached by
+    this process, load without a compile."""
+    pytest.importorskip("numba")
+    from startups_env.agents.bench import compiled_first_use
+
+    compiled_first_use(3)  # (here first: compiled, or loaded from the cache)
+
+    def in_worker(job, report):  # (a local function: Ray ships it by value to the workers)
+        import time
+
+        from startups_env.agents.bench import compiled_first_use
+        from startups_env.startups import numba_backend, numba_runtime
+        from startups_env.startups.simulator import Simulator
+        compiled_first_use(3)
+        sim = Simulator(num_players=4, batch_size=numba_backend.PARALLEL_FROM, seed=0, auto_reset=True,
+                        backend="numba")
+        idle = 0.0
+        for _ in range(100):  # CPU time while this thread sleeps after a parallel step: spinning threads'
+            sim.step(sim.random_actions())
+            started = time.process_time()
+            time.sleep(0.005)
+            idle += time.process_time() - started
+        return numba_runtime.start_threads(), numba_backend.thread_count(), idle, numba_runtime.NOTICE.compiles
+
+    # One shard: it gets both CPUs of the fixture's instance, so numba's threads run.
+    [(settings, threads, idle, compiles)] = [out for _, out in ray_pool.run(in_worker, range(1))]
+    # (the worker inherits the variable this process set: to it, the setting is given)
+    assert settings["wait"].startswith("OMP_WAIT_POLICY=PASSIVE") or settings["layer"] != "omp", settings
+    assert threads == min(2, pytest.importorskip("numba").config.NUMBA_NUM_THREADS)
+    assert idle < 0.05, (idle, settings)  # (spinning threads took 0.2-0.26 s: tests/test_numba_runtime.py)
+    assert compiles == {}
+
+
 def test_a_run_of_fewer_shards_than_local_cpus_shares_them():
     assert shard_threads(1, 4, 1) == 4
     assert shard_threads(1, 4, 2) == 2

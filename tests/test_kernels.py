@@ -200,13 +200,15 @@ def test_every_action_id_has_a_mask_row():
 
 
 def test_the_threaded_kernels_agree_too(monkeypatch):
-    """The kernels' threaded versions (used from kernels.PARALLEL_FROM games on, the
-    end of the rounds from PARALLEL_ROUNDS_FROM finished rounds on) are separate
+    """The kernels' threaded versions (the step's from kernels.PARALLEL_FROM games on, where
+    they pay; the end of the rounds from PARALLEL_ROUNDS_FROM finished rounds on) are separate
     compilations: the same lockstep check with every batch on them."""
     from startups_env.startups import numba_backend as kernels
+    from startups_env.startups import numba_runtime
 
     monkeypatch.setattr(kernels, "PARALLEL_FROM", 1)
     monkeypatch.setattr(kernels, "PARALLEL_ROUNDS_FROM", 1)
+    monkeypatch.setattr(numba_runtime.ThreadChoice, "threaded", lambda self: True)  # (not where it pays: always)
     play_lockstep(Rules(num_players=4, rounds=4, turn_cap=40), 200, 11, True, 0.7, steps=300)
     play_lockstep(Rules(num_players=6), 200, 12, False, 1.0)
     play_lockstep(Rules(num_players=5), 2 * kernels.STEP_BLOCK + 77, 13, True, 0.8, steps=150)

@@ -27,6 +27,7 @@ import numba
 import numpy as np
 
 from startups_env.startups import numba_backend as kernels
+from startups_env.startups import numba_runtime
 from startups_env.startups import queries
 from startups_env.startups.rules import MAX_PLAYERS, NUM_ACTIONS, Rules
 from startups_env.startups.simulator import Simulator
@@ -37,6 +38,7 @@ from ..greedy import GreedyParams
 from ..greedy_kernel import arrays, best_legal_game, greedy_scores_game, kernel_params
 
 kernels.forget_stale_cache(__file__, kernels.__file__, greedy_kernel.__file__, queries.__file__)
+numba_runtime.describe_kernels(__name__, "the search's rollouts", 35)
 
 # Rollouts a call from which they run on numba's threads. A rollout plays dozens of moves, so
 # far fewer games repay the threads' hand-off than the simulator's one step (its

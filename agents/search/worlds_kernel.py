@@ -19,10 +19,12 @@ import numba
 import numpy as np
 
 from startups_env.startups import numba_backend as kernels
+from startups_env.startups import numba_runtime
 from startups_env.startups import queries
 from startups_env.startups.rules import DECK_SIZE, MAX_PLAYERS, NUM_COMPANIES, NUM_REMOVED
 
 kernels.forget_stale_cache(__file__, kernels.__file__, queries.__file__)
+numba_runtime.describe_kernels(__name__, "the search's world drawing", 15)
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
 CHUNK = 64  # worlds dealt together, with one sort buffer

@@ -13,7 +13,12 @@ from __future__ import annotations
 import functools
 import importlib.util
 
+from startups_env.startups.openmp import openmp_environment
+
 BACKENDS = ("numpy", "numba")
+
+openmp_environment()  # (as the package is imported, before numba or torch may load OpenMP)
+
 
 
 @functools.lru_cache(maxsize=1)

@@ -4,7 +4,7 @@ of :class:`startups_env.startups.state.State`.
 :mod:`startups_env.startups.simulator` is the reference: its numpy step applies every rule to the whole
 batch at once. The kernels here apply the same rules to one game at a time, in plain
 scalar code that reads like the rulebook (docs/rules.md), and loop over the games (on
-numba's threads from ``PARALLEL_FROM`` games on). ``Simulator(..., backend="numba")`` runs
+numba's threads from ``PARALLEL_FROM`` games on, where they pay: :class:`.numba_runtime.ThreadChoice`). ``Simulator(..., backend="numba")`` runs
 on them; the tests prove the two backends equal state for state (tests/test_kernels.py).
 
 What is compiled: the legal mask, the uniform legal sampler, the take / put-down step, the
@@ -27,12 +27,13 @@ from __future__ import annotations
 import glob
 import hashlib
 import os
+import time
 import types
 
 import numba
 import numpy as np
 
-from startups_env.startups import queries, rules
+from startups_env.startups import numba_runtime, queries, rules
 from startups_env.startups.observe import OBS_DIM, PIECES, SLICES
 from startups_env.startups.rules import (
     CHIP_TRIPLES_COINS,
@@ -89,6 +90,8 @@ def forget_stale_cache(module_file: str, *sources: str) -> None:
 
 
 forget_stale_cache(__file__, queries.__file__, rules.__file__)
+numba_runtime.describe_kernels(__name__, "the simulator's kernels (the rules, compiled)", 45)
+numba_runtime.start_threads()  # (before any parallel kernel runs: how numba's threads wait on a busy machine)
 
 P, C = MAX_PLAYERS, NUM_COMPANIES
 SLOTS = queries.SLOTS
@@ -158,10 +161,30 @@ def serial_and_parallel(function):
     copy = types.FunctionType(function.__code__, function.__globals__, f"{function.__name__}_parallel",
                               function.__defaults__, function.__closure__)
     copy.__qualname__ = f"{function.__qualname__}_parallel"
-    return _jit(function), numba.njit(cache=True, nogil=True, _nrt=False, parallel=True)(copy)
+    twins = _jit(function), numba.njit(cache=True, nogil=True, _nrt=False, parallel=True)(copy)
+    TWINS.append(twins)
+    return twins
 
 
-PARALLEL_FROM = 4096  # games per batch from which the step runs on numba's threads
+TWINS: list[tuple] = []  # every (serial, parallel) pair of serial_and_parallel, for compile_twins
+
+
+def compile_twins() -> int:
+    """Compile (or load from the cache) each version of every :func:`serial_and_parallel`
+    kernel for the argument types the other version has been called with, so that a run
+    that used only one of them (small batches, say) leaves both cached; returns how many
+    versions that took. What ``python -m startups_env.agents.precompile`` calls last."""
+    count = 0
+    for pair in TWINS:
+        for this, other in (pair, pair[::-1]):
+            for signature in other.signatures:
+                if signature not in this.signatures:
+                    this.compile(signature)
+                    count += 1
+    return count
+
+
+PARALLEL_FROM = 4096  # games per batch from which the step may run on numba's threads (where they pay, measured)
 PARALLEL_ROUNDS_FROM = 128  # finished rounds from which their scoring and next deal run on numba's threads
 
 
@@ -885,6 +908,7 @@ class NumbaBackend:
         self._arange = np.arange(b)
         self._rules = sim.rules.params  # the settings the kernels read, as one record
         self._record = None  # the state's arrays as one record (state.arrays), until the state changes
+        self._threads = numba_runtime.ThreadChoice()  # whether the threaded step pays, measured
 
     @property
     def state(self):
@@ -955,10 +979,15 @@ class NumbaBackend:
         if self._count_illegal(self._compiled_mask, a, active, record):
             raise illegal_actions_error(s, a, rows[a, self._arange], active & ~s.done)
         over = self._over
-        step = self._step_threaded if self.batch_size >= PARALLEL_FROM else self._step
         self._mask_cache = None
         legal = new_mask(self.batch_size)  # the next mask, filled by the step
-        step(a, active, self._rules, over, legal, record)
+        if self.batch_size < PARALLEL_FROM:
+            self._step(a, active, self._rules, over, legal, record)
+        else:  # (threaded where that pays here and now: numba_runtime.ThreadChoice)
+            threaded = self._threads.threaded()
+            started = time.perf_counter()
+            (self._step_threaded if threaded else self._step)(a, active, self._rules, over, legal, record)
+            self._threads.record(threaded, time.perf_counter() - started, self.batch_size)
         ended = np.flatnonzero(over) if np.count_nonzero(over) else _NO_GAMES
         return self._end_rounds(ended, legal)
 

@@ -265,6 +265,9 @@ def use_threads(threads: int) -> int:
     and torch its own, so that workers sharing a machine ran several threads per core."""
     if numba_available():
         import numba
+
+        from startups_env.startups.numba_runtime import start_threads
+        start_threads()  # (numba's threads start here, in a fresh worker: with the package's settings)
         threads = min(threads, numba.config.NUMBA_NUM_THREADS)
         numba.set_num_threads(threads)  # (numba's count is per calling thread)
     # torch reads these when it is first asked for its thread count.

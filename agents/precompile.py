@@ -1,0 +1,79 @@
+"""Compile every compiled kernel ahead: ``python -m startups_env.agents.precompile``.
+
+For a cluster image, a container build or CI: numba compiles the package's kernels on
+their first use (a minute or more in all) and caches them on disk, beside their source in
+the installed package (or under ``NUMBA_CACHE_DIR`` where it is set). Run this once where
+the package is installed, as the user that will run it (the cache folder must be
+writable), and every later process there, Ray workers included, loads the kernels in
+about a second. It plays a little of everything that compiles: the simulator's random
+games (small batches and one big enough for numba's threads), one game of the PettingZoo
+env, and one game of the search bot against greedy bots; then it compiles the other
+version (serial or threaded) of every kernel that has two. It prints how long each part
+took and how many kernels compiled; run again, it compiles none.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from startups_env.startups.backend import numba_available
+from startups_env.tools.cli import prog, table_size_arg
+
+
+def _simulator(players: int) -> None:
+    from startups_env.agents.bench import compiled_first_use
+    from startups_env.startups.numba_backend import take_games
+    from startups_env.startups.rules import Rules
+    from startups_env.startups.simulator import Simulator
+
+    compiled_first_use(players)
+    sim = Simulator(Rules(num_players=players), batch_size=4, seed=0, backend="numba")
+    take_games(sim.state, np.arange(4))
+
+
+def _env(players: int) -> None:
+    from startups_env.envs.aec import env
+
+    game = env(num_players=players, backend="numba")
+    game.reset(seed=0)
+    for i, agent in enumerate(game.possible_agents):
+        game.action_space(agent).seed(i)
+    for agent in game.agent_iter():
+        obs, _reward, termination, truncation, _info = game.last()
+        game.step(None if termination or truncation else game.action_space(agent).sample(obs["action_mask"]))
+
+
+def _search(players: int) -> None:
+    from startups_env.agents.bench import search_decisions
+
+    search_decisions(players, 1)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(prog=prog("startups_env.agents.precompile"), description=__doc__.split("\n\n")[0])
+    parser.add_argument("--players", type=table_size_arg, default=4, help="table size of the games played (default 4)")
+    args = parser.parse_args(argv)
+    if not numba_available():
+        parser.exit(0, "numba is not installed: nothing to compile (pip install 'startups-env[fast]')\n")
+    from startups_env.startups import numba_backend, numba_runtime
+
+    print(f"numba_threads {' '.join(f'{k}={v}' for k, v in numba_runtime.start_threads().items())}", flush=True)
+    started = time.perf_counter()
+    parts = (("simulator", lambda: _simulator(args.players)), ("env", lambda: _env(args.players)),
+             ("search", lambda: _search(args.players)), ("other versions", numba_backend.compile_twins))
+    for name, run in parts:
+        start = time.perf_counter()
+        run()
+        print(f"{name}: {time.perf_counter() - start:.1f} s", flush=True)
+    for module, seconds in numba_runtime.NOTICE.seconds.items():
+        print(f"compiled {module}: {numba_runtime.NOTICE.compiles[module]} kernels in {seconds:.1f} s", flush=True)
+    compiled = sum(numba_runtime.NOTICE.compiles.values())
+    print(f"precompile: {compiled} kernels compiled (the others loaded from the cache) in "
+          f"{time.perf_counter() - started:.1f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
