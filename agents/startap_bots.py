@@ -9,8 +9,8 @@
   up to three projects going, counting on hires and bought help.
 
 They read only the observation (:func:`startups_env.startap.observe.views`) and the mask, so
-they see what their seat may see. ``act(obs, mask)`` takes obs float32[B, 936] and mask
-bool[B, 271] and returns int64[B]; like every bot here they are
+they see what their seat may see. ``act(obs, mask)`` takes obs float32[B, 1191] and mask
+bool[B, 300] and returns int64[B]; like every bot here they are
 :class:`~startups_env.agents.base.Agent` with their own seeded generator.
 """
 

@@ -107,7 +107,23 @@ def test_the_own_hand_is_observed():
     s = random_states(3)
     t = s.copy()
     t.project_hand[:, :, :] = False
-    assert (observe(s) != observe(t)).any(axis=1).mean() > 0.9
+    holding = s.project_hand[np.arange(s.batch_size), s.current].any(axis=1)
+    assert holding.mean() > 0.5
+    assert (observe(s) != observe(t)).any(axis=1)[holding].all()
+
+
+@pytest.mark.parametrize("field", ["taken_by", "project_discard", "opportunity_open"])
+def test_the_public_history_is_observed_by_every_seat(field):
+    """The converse of the leak test for the history a player at the table remembers: who
+    took each revealed project, the discarded projects, the opportunities played face up."""
+    s = random_states(4)
+    rows = np.flatnonzero((getattr(s, field) != LAYOUT[field][2]).any(axis=1))
+    assert rows.size > s.batch_size // 4
+    t = s.copy()
+    getattr(t, field)[:] = LAYOUT[field][2]
+    for rel in range(4):
+        observer = ((s.current + rel) % s.num_players).astype(np.intp)
+        assert (observe(s, observer) != observe(t, observer)).any(axis=1)[rows].all()
 
 
 def test_observations_stay_in_the_env_space():
