@@ -81,7 +81,8 @@ def matrix_pairings(heroes, styles) -> tuple[tuple[str, str], ...]:
 PAIRINGS = matrix_pairings(HEROES, STYLES)
 #: The default heroes and styles of each game's ladder.
 LADDER_BOTS = {"startups": (HEROES, STYLES),
-               "startap": (("random", "builder", "outsourcer"), ("random", "builder", "outsourcer"))}
+               "startap": (("random", "builder", "outsourcer", "freerider"),
+                           ("random", "builder", "outsourcer", "freerider"))}
 
 
 def default_pairings(game: str = DEFAULT_GAME) -> tuple[tuple[str, str], ...]:

@@ -81,7 +81,7 @@ _RULE_BASED = {"random": ("random_agent", "RandomAgent"), "greedy": ("greedy", "
 #: *Startups*; the search, ``sb3:`` and OpenSpiel's bots are *Startups*' only.
 GAME_BOTS: dict[str, dict[str, tuple[str, str]]] = {
     "startap": {"random": ("startap_bots", "StartapRandomAgent"), "builder": ("startap_bots", "BuilderAgent"),
-                "outsourcer": ("startap_bots", "OutsourcerAgent")},
+                "outsourcer": ("startap_bots", "OutsourcerAgent"), "freerider": ("startap_bots", "FreeriderAgent")},
 }
 
 #: ``module:callable``: a dotted module name, a colon, an identifier (``ppo:`` and

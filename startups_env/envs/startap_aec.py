@@ -117,7 +117,7 @@ class raw_env(AECEnv):
         self._require_game("observe")
         seat = self.agent_name_mapping[agent]
         obs = observe(self.sim.state, np.array([seat]), np.zeros(1, np.intp))[0]
-        if agent == self.agent_selection and not self.sim.done[0]:
+        if seat == int(self.sim.state.current[0]) and not self.sim.done[0] and not self.terminations.get(agent, True):
             mask = self.sim.legal_mask()[0].astype(np.int8)
         else:
             mask = np.zeros(NUM_ACTIONS, np.int8)
@@ -167,7 +167,7 @@ class raw_env(AECEnv):
         s = self.sim.state
         for agent in self.agents:
             i = self.agent_name_mapping[agent]
-            if s.failures[0, i] >= MAX_FAILURES and not self.terminations[agent]:
+            if s.failures[0, i] >= MAX_FAILURES and not self.terminations.get(agent, True):
                 self.rewards[agent] = float(rewards[i])
                 self.terminations[agent] = True
                 self.infos[agent] = {"score": int(s.coins[0, i]), "rank": int(s.ranks[0, i]), "truncated": False,
