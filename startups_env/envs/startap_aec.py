@@ -17,8 +17,9 @@ drives with a batch of one game.
 
 **Decisions.** One agent acts at a time: the player offered a project, the next player to
 commit to an incident's pool, the player whose part of the turn it is (a sequence of
-decisions ending with "done"), or the owner answering a work offer. `agent_selection` is
-that agent.
+decisions ending with "done", a feature's project and a situation's target among them),
+the owner answering a work offer, or a player with staff deciding whom to fire at payday.
+`agent_selection` is that agent (or an agent just put out, to be stepped with `None`).
 
 **Observation.** `{"observation": float32[1191], "action_mask": int8[300]}`: what the
 observed agent may know, seats relative to it (`startups_env.startap.observe.PIECES`); the
