@@ -45,3 +45,19 @@ def test_the_record_refuses_options_and_bad_sizes():
     with pytest.raises(ValueError, match="num_players"):
         GAME.make_rules(7)
     assert GAME.check_rules(GAME.make_rules(2)).num_players == 2
+
+
+def test_a_startap_policy_file_can_start_a_training_run(tmp_path):
+    """--init-policy reads the file for the run's own game (the builder's clone starts the
+    shipped Стартап policy)."""
+    import torch
+
+    from startups_env.agents.ppo import ActorCritic, checkpoint_dict
+    from startups_env.train.checkpoints import start_from_policy
+
+    source = ActorCritic(GAME.obs_dim, (8,), GAME.num_actions, features=False, game=GAME.name)
+    path = tmp_path / "policy.pt"
+    torch.save(checkpoint_dict(source), path)
+    model = ActorCritic(GAME.obs_dim, (8,), GAME.num_actions, features=False, critic_extra=3, game=GAME.name)
+    start_from_policy(model, str(path))
+    assert torch.equal(model.state_dict()["actor.0.weight"], source.state_dict()["actor.0.weight"])

@@ -107,7 +107,7 @@ def start_from_policy(model: ActorCritic, path: str) -> None:
     everything but the critic's training-only extra inputs, which start at zero weight (so
     the critic starts as the file's critic). Raises ValueError (CheckpointError) on a
     mismatch or an unreadable file."""
-    source = model_from_checkpoint(read_checkpoint(path), path)
+    source = model_from_checkpoint(read_checkpoint(path, model.game), path)
     mine = (model.hidden, model.features, model.greedy_prior)
     theirs = (source.hidden, source.features, source.greedy_prior)
     if mine != theirs:
