@@ -227,8 +227,8 @@ class WebGame:
         """``action`` of the seat to act as ``viewer`` sees it: its name where no other choice
         gives ``viewer`` the same observation after it (``Game.observe``), in this game or
         in :data:`WORLDS` others dealt as ``viewer`` cannot tell from it (``Game.deal_hidden``:
-        a card sold from a hand of one is not named, though it was the only sale possible);
-        else the words that every choice it cannot be told from shares (``sell project …``),
+        a move that was the only one of its kind here but not in a world the viewer cannot
+        rule out is not named); else the words that every choice it cannot be told from shares (``sell project …``),
         or :data:`HIDDEN_MOVE`."""
         state = self.sim.state
         worlds = [state]
