@@ -10,6 +10,15 @@ wall-clock seconds, random legal actions, finished games re-dealt inside the tim
     wins players=N A_vs_B=...                    share of --matches seat-rotated games that A wins, A and B
                                                  alternating round the table (N: 2, and --players made even)
 
+With ``--seats BOT`` it prints instead the seat balance of ``--games`` games at ``--players``
+with BOT in every seat (no rotation: seat 0 is the first active player):
+
+    seats players=N bots=BOT games=G seat0=... seat1=... eliminated=... reached27=... cap=... shared=... turns=...
+
+each seat's share of the wins (a shared win split between the sharers) with its 95% normal
+interval, and the share of games that ended with one player left, with 27 coins, at the
+turn cap, and in a shared win.
+
 A decision is one action of one player. Options: ``--players 4``, ``--repeats 3``,
 ``--seconds 2.0``, ``--batch-sizes 1,256,4096``, ``--games 1000``, ``--matches 400`` (0 to
 skip), ``--quick`` (short runs and few games, for a smoke test), ``--clock cpu`` (time this
@@ -28,6 +37,7 @@ import numpy as np
 from startups_env.envs.startap_aec import env as make_env
 from startups_env.startap.observe import observe
 from startups_env.startap.simulator import Simulator
+from startups_env.table.driver import Table
 from startups_env.tools.cli import prog, table_size_arg
 
 from .startap_bots import make_startap_agent, play_games
@@ -78,6 +88,31 @@ def game_length(players: int, games: int, bot: str) -> tuple[float, float]:
     return float(decisions.mean()), float(sim.state.turn.mean() + 1)
 
 
+def seat_balance(players: int, games: int, bot: str, seed: int = 0) -> dict:
+    """``games`` games of ``players`` seats with ``bot`` in every seat, on the table driver:
+    ``{"wins": float[players]`` (each seat's share of the wins, a shared win split),
+    ``"eliminated"``, ``"reached27"``, ``"cap"``, ``"shared"`` (shares of the games that ended
+    so) and ``"turns"`` (mean)}."""
+    sim = Simulator(games, num_players=players, seed=seed)
+    Table(sim, [make_startap_agent(bot, seed=seed)] * players).play()
+    s = sim.state
+    first = s.place[:, :players] == 0
+    wins = (first / first.sum(axis=1, keepdims=True)).mean(axis=0)
+    alone = s.alive[:, :players].sum(axis=1) == 1
+    return {"wins": wins, "eliminated": float(alone.mean()), "cap": float(s.truncated.mean()),
+            "reached27": float((~alone & ~s.truncated).mean()), "shared": float((first.sum(axis=1) > 1).mean()),
+            "turns": float(s.turn.mean() + 1)}
+
+
+def print_seat_balance(players: int, games: int, bot: str) -> None:
+    r = seat_balance(players, games, bot)
+    half = 1.96 * np.sqrt(r["wins"] * (1 - r["wins"]) / games)
+    seats = " ".join(f"seat{i}={w:.3f}±{h:.3f}" for i, (w, h) in enumerate(zip(r["wins"], half)))
+    print(f"seats players={players} bots={bot} games={games} {seats} eliminated={r['eliminated']:.3f} "
+          f"reached27={r['reached27']:.3f} cap={r['cap']:.3f} shared={r['shared']:.3f} turns={r['turns']:.1f}",
+          flush=True)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog("startups_env.agents.startap_bench"),
                                      description=__doc__.split("\n\n")[0])
@@ -89,6 +124,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--matches", type=int, default=400)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall")
+    parser.add_argument("--seats", default=None, help="print the seat balance of this bot instead")
     return parser
 
 
@@ -101,6 +137,9 @@ def main(argv=None) -> None:
         parser.error(f"--batch-sizes must be comma-separated ints, got {args.batch_sizes!r}")
     if args.quick:
         args.repeats, args.seconds, args.games, args.matches = 1, 0.25, 16, min(args.matches, 16)
+    if args.seats is not None:
+        print_seat_balance(args.players, args.games, args.seats)
+        return
     if not 2 <= args.players <= 6 or args.repeats < 1 or args.seconds <= 0 or min(sizes) < 1 or args.games < 1:
         parser.error("need 2-6 players, repeats >= 1, seconds > 0, batch sizes >= 1 and games >= 1")
     for b in sizes:

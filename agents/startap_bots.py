@@ -1,16 +1,25 @@
-"""Bots for *Стартап* (docs/startap.md): a uniform random bot and two heuristic styles.
+"""Bots for *Стартап* (docs/startap.md): a uniform random bot, two heuristic styles and
+the degenerate free-rider.
 
 * ``builder``: careful. Takes and starts only projects its team can finish in time, works
   the most urgent project first, hires for the specialty its projects lack, pays its fair
-  share into incident pools, asks 1 coin for its work and accepts help it can afford.
+  share into incident pools, asks 1 coin for its work and accepts help it can afford; at
+  payday it lets go of staff that no project in progress or in hand needs.
 * ``outsourcer``: the rulebook's "investor". Hires for what its projects lack as soon as it
-  can afford to, takes only projects with an income, sells its spare work to other players (2 coins a unit), rides free on
-  incident pools unless the loss is large, and accepts any help it can pay for. It keeps
-  up to three projects going, counting on hires and bought help.
+  can afford to, takes only projects with an income, sells its spare work to other players
+  (2 coins a unit), rides free on incident pools unless the loss is large, and accepts any
+  help it can pay for. It keeps up to three projects going, counting on hires and bought
+  help; like the builder it sells only hopeless ideas and lets idle staff go at payday.
+* ``freerider``: takes every revealed project it can, sells one idea a turn, never works,
+  hires or pays into a pool, refuses every offer. The strategy the rules must keep from
+  winning: a taken project is in work and fails unless finished, and three failures put
+  a player out.
+
+Each puts a feature on its finished project with the most income.
 
 They read only the observation (:func:`startups_env.startap.observe.views`) and the mask, so
-they see what their seat may see. ``act(obs, mask)`` takes obs float32[B, 936] and mask
-bool[B, 271] and returns int64[B]; like every bot here they are
+they see what their seat may see. ``act(obs, mask)`` takes obs float32[B, 1191] and mask
+bool[B, 300] and returns int64[B]; like every bot here they are
 :class:`~startups_env.agents.base.Agent` with their own seeded generator.
 """
 
@@ -25,7 +34,8 @@ from startups_env.startap.simulator import uniform_legal
 
 from .base import Agent, check_act_inputs
 
-__all__ = ["STARTAP_AGENTS", "BuilderAgent", "OutsourcerAgent", "StartapRandomAgent", "make_startap_agent", "play_games"]
+__all__ = ["STARTAP_AGENTS", "BuilderAgent", "FreeriderAgent", "OutsourcerAgent", "StartapRandomAgent",
+           "make_startap_agent", "play_games"]
 
 S = C.NUM_SPECIALTIES
 _TOTAL_WORK = C.PROJECT_WORK.sum(axis=1)
@@ -118,6 +128,17 @@ class Position:
             return None
         return R.PLAY_PROJECT_BASE + max(cards, key=lambda c: _VALUE[c] / _TOTAL_WORK[c])
 
+    def sell_hopeless(self) -> int | None:
+        """Sell a project in hand that even two more generalists could not finish in time."""
+        hopeless = [c for c in self.hand if not self.feasible(c, extra_team=2)]
+        return self.first(*(R.SELL_BASE + c for c in hopeless))
+
+    def idle_staff(self) -> int | None:
+        """A fire action for an employee of a specialty that no own project in progress or in
+        hand needs (None if every employee has work ahead)."""
+        need = sum((self.work_left[c] for c in self.mine), np.zeros(S)) + C.PROJECT_WORK[self.hand].sum(axis=0)
+        return self.first(*(R.FIRE_BASE + s for s in range(S) if self.employees[s] > 0 and need[s] == 0))
+
     def needed_specialty(self) -> int | None:
         """The specialty own projects lack most, if any."""
         need = sum((self.work_left[c] for c in self.mine), np.zeros(S))
@@ -153,8 +174,16 @@ class _Heuristic(Agent):
 
     def choose(self, pos: Position) -> int | None:
         handlers = {R.PROJECT_OFFER: self.on_offer, R.COMMIT: self.on_pool, R.PRICE: self.on_price,
-                    R.ANSWER: self.on_answer, R.TARGET: self.on_target, R.MAIN: self.on_main}
+                    R.ANSWER: self.on_answer, R.TARGET: self.on_target, R.MAIN: self.on_main,
+                    R.ATTACH: self.on_attach, R.PAYDAY: self.on_payday}
         return handlers[pos.phase](pos)
+
+    def on_attach(self, pos: Position) -> int | None:
+        homes = [a - R.ATTACH_BASE for a in pos.legal]
+        return R.ATTACH_BASE + max(homes, key=lambda c: (C.PROJECT_INCOME[c], -c))
+
+    def on_payday(self, pos: Position) -> int | None:
+        return R.DONE
 
     def on_target(self, pos: Position) -> int | None:
         richest = 1 + int(np.argmax(pos.coins[1:pos.n]))
@@ -170,8 +199,11 @@ class BuilderAgent(_Heuristic):
     name = "builder"
 
     def on_offer(self, pos):
-        c = pos.revealed
-        return R.TAKE if c >= 0 and pos.feasible(c, extra_team=1) and len(pos.hand) < 5 else R.PASS
+        c = pos.revealed  # a taken project is in work at once: only what the team finishes in time
+        return R.TAKE if R.TAKE in pos.legal and pos.feasible(c) and len(pos.mine) < 2 else R.PASS
+
+    def on_payday(self, pos):
+        return pos.idle_staff() or R.DONE
 
     def on_pool(self, pos):
         share = int(np.ceil(pos.incident_avoid / pos.n))
@@ -188,11 +220,7 @@ class BuilderAgent(_Heuristic):
         start = pos.best_start() if len(pos.mine) < 2 else None
         fire = next((R.FIRE_BASE + s for s in range(S) if pos.coins[0] < 2 and pos.employees[s] > 0), None)
         return (start or hire or pos.urgent_work() or pos.good_front()
-                or pos.other_work() or fire or self.sell(pos) or R.DONE)
-
-    def sell(self, pos):
-        hopeless = [c for c in pos.hand if not pos.feasible(c, extra_team=2)]
-        return pos.first(*(R.SELL_BASE + c for c in hopeless))
+                or pos.other_work() or fire or pos.sell_hopeless() or R.DONE)
 
 
 class OutsourcerAgent(_Heuristic):
@@ -202,7 +230,10 @@ class OutsourcerAgent(_Heuristic):
 
     def on_offer(self, pos):
         c = pos.revealed
-        return R.TAKE if c >= 0 and C.PROJECT_INCOME[c] > 0 and pos.feasible(c, extra_team=1) else R.PASS
+        return R.TAKE if R.TAKE in pos.legal and C.PROJECT_INCOME[c] > 0 and pos.feasible(c) else R.PASS
+
+    def on_payday(self, pos):
+        return pos.idle_staff() or R.DONE
 
     def on_pool(self, pos):
         big = pos.incident_loss >= 5 or pos.incident_loss == 0  # data losses and heavy fines
@@ -214,9 +245,9 @@ class OutsourcerAgent(_Heuristic):
     def on_main(self, pos):
         hire = pos.hire(pos.needed_specialty()) if pos.coins[0] >= 5 and pos.team < 4 else None
         start = pos.best_start() if len(pos.mine) < 3 else None
-        sell_work = pos.first(*range(R.OFFER_BASE, R.NUM_ACTIONS)) if pos.urgent_work() is None else None
+        sell_work = pos.first(*range(R.OFFER_BASE, R.ATTACH_BASE)) if pos.urgent_work() is None else None
         return (start or hire or pos.urgent_work() or sell_work or pos.good_front() or pos.other_work()
-                or pos.first(*(R.SELL_BASE + c for c in pos.hand)) or R.DONE)
+                or pos.sell_hopeless() or R.DONE)
 
 
 def play_games(bots, num_players: int, games: int, seed=None) -> dict:
@@ -234,7 +265,29 @@ def play_games(bots, num_players: int, games: int, seed=None) -> dict:
             "decisions": sum(result.decisions) / result.games, "truncated": float(result.truncated.mean())}
 
 
-STARTAP_AGENTS = {"random": StartapRandomAgent, "builder": BuilderAgent, "outsourcer": OutsourcerAgent}
+class FreeriderAgent(_Heuristic):
+    """The free-rider (see the module docstring)."""
+
+    name = "freerider"
+
+    def on_offer(self, pos):
+        return R.TAKE if R.TAKE in pos.legal else R.PASS
+
+    def on_pool(self, pos):
+        return R.COMMIT_BASE
+
+    def on_price(self, pos):
+        return R.PRICE_BASE  # (it never offers work)
+
+    def on_answer(self, pos):
+        return R.PASS
+
+    def on_main(self, pos):
+        return pos.first(*(R.SELL_BASE + c for c in pos.hand)) or R.DONE
+
+
+STARTAP_AGENTS = {"random": StartapRandomAgent, "builder": BuilderAgent, "outsourcer": OutsourcerAgent,
+                  "freerider": FreeriderAgent}
 
 
 def make_startap_agent(name: str, *, seed=None) -> Agent:

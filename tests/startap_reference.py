@@ -55,11 +55,33 @@ class Game:
         self.situation = -1  # a situation waiting for its target
         self.terminated = self.truncated = False
         self.ranks = [-1] * n
+        self.place = [-1] * n  # the best rank a seat shares (ties share a place)
+        self.taken_by = [-1] * C.NUM_PROJECTS  # who took each revealed project
+        self.project_discard = [False] * C.NUM_PROJECTS  # the project cards in the discard pile
+        self.opportunity_open = [False] * C.NUM_OPPORTUNITIES  # opportunity cards played face up
         self.start_turn()
 
     @property
     def done(self):
         return self.terminated or self.truncated
+
+    def alive(self, seat):
+        return self.players[seat].failures < R.MAX_FAILURES
+
+    def next_seat(self, origin, after, wanted=None):
+        """The first seat still in (and ``wanted``) clockwise from ``origin``, more than
+        ``after`` seats past it (-1: the origin may be it); -1 if none."""
+        for d in range(after + 1, self.n):
+            seat = (origin + d) % self.n
+            if self.alive(seat) and (wanted is None or wanted(seat)):
+                return seat
+        return -1
+
+    def past(self, origin, seat):
+        return (seat - origin) % self.n
+
+    def pool_origin(self):
+        return self.active if self.main_seat < 0 else self.main_seat
 
     # ------------------------------------------------------------ the turn
     def start_turn(self):
@@ -76,11 +98,11 @@ class Game:
             if self.opportunity_next < C.NUM_OPPORTUNITIES:
                 self.players[self.active].opportunities.add(self.opportunity_deck[self.opportunity_next])
                 self.opportunity_next += 1
-            if self.reveal_incident(self.active):
+            if self.reveal_incident():
                 return  # the pool decides first
         self.start_part_two()
 
-    def reveal_incident(self, first_seat):
+    def reveal_incident(self):
         """Reveal the next incident (if any is left); True if its pool now needs decisions."""
         if self.incident_next >= C.NUM_INCIDENTS:
             return False
@@ -91,7 +113,7 @@ class Game:
             self.long_work[C.LONG_KINDS.index(kind)] = list(C.INCIDENTS[card].work)
             return False
         self.incident, self.commits, self.committed = card, [0] * self.n, 0
-        self.phase, self.current = R.COMMIT, first_seat
+        self.phase, self.current = R.COMMIT, self.next_seat(self.pool_origin(), -1)
         return True
 
     def start_part_two(self):
@@ -111,30 +133,66 @@ class Game:
         for k, slot in enumerate(p.slots):  # a week passes on each own project
             if slot is not None:
                 slot[2] -= 1
-                if slot[2] == 0:
+                if slot[2] == 0:  # failed: discarded
+                    self.project_discard[slot[0]] = True
                     p.slots[k] = None
                     p.failures += 1
         if p.failures >= R.MAX_FAILURES:
-            self.finish(loser=seat)
-            return
+            self.eliminate(seat)
+            if sum(self.alive(s) for s in range(self.n)) == 1:
+                self.finish()
+                return
         self.after_main()
+
+    def eliminate(self, seat):
+        """Out: ranked below everyone still in; every card of theirs discarded face up."""
+        p = self.players[seat]
+        self.ranks[seat] = self.place[seat] = sum(self.alive(s) for s in range(self.n))
+        for c in p.projects:
+            self.project_discard[c] = True
+        for j in p.opportunities:
+            self.opportunity_open[j] = True
+        for slot in p.slots:
+            if slot is not None:
+                self.project_discard[slot[0]] = True
+        for c, owner in list(self.completed_owner.items()):
+            if owner == seat:
+                self.project_discard[c] = True
+                del self.completed_owner[c]
+                self.features[c] = 0
+        p.projects, p.opportunities, p.slots, p.feature = set(), set(), [None] * R.SLOTS, None
+        p.employees, p.free, p.self_free, p.backup = [0] * S, [0] * S, 0, 0
 
     def after_main(self):
         while self.pending > 0:
             self.pending -= 1
-            if self.reveal_incident(self.main_seat):
+            if self.reveal_incident():
                 return
-        following = (self.main_seat + 1) % self.n
-        if following == self.active:
-            self.end_turn()
+        following = self.next_seat(self.active, self.past(self.active, self.main_seat))
+        if following < 0:
+            self.begin_payday()
         else:
             self.main_seat = following
             self.begin_main(following)
+
+    def begin_payday(self):
+        self.main_seat = -1
+        self.next_payday(-1)
+
+    def next_payday(self, after):
+        """The next player with staff decides whom to fire before paying; none left: the costs."""
+        seat = self.next_seat(self.active, after, lambda s: sum(self.players[s].employees) > 0)
+        if seat < 0:
+            self.end_turn()
+        else:
+            self.phase, self.current = R.PAYDAY, seat
 
     def end_turn(self):
         no_profit = any(self.long_work[C.LONG_KINDS.index(C.NO_PROFIT)])
         rent_hike = any(self.long_work[C.LONG_KINDS.index(C.RENT_HIKE)])
         for seat, p in enumerate(self.players):
+            if not self.alive(seat):
+                continue
             p.coins -= min(p.coins, R.rent(sum(p.employees) + 1) + rent_hike)
             for s in range(S):  # salaries, developers paid first; whoever is not paid leaves
                 paid = min(p.employees[s], p.coins)
@@ -145,21 +203,27 @@ class Game:
             if not no_profit:
                 p.coins += sum(C.PROJECTS[c].income + self.features[c]
                                for c, owner in self.completed_owner.items() if owner == seat)
-        if max(p.coins for p in self.players) >= R.WIN_COINS:
+        if max(p.coins for seat, p in enumerate(self.players) if self.alive(seat)) >= R.WIN_COINS:
             self.finish()
             return
         self.turn += 1
         if self.turn >= R.TURN_CAP:
             self.finish(truncated=True)
             return
-        self.active = (self.active + 1) % self.n
-        self.main_seat = -1
+        self.active = self.next_seat(self.active, 0)
         self.start_turn()
 
-    def finish(self, loser=-1, truncated=False):
-        order = sorted(range(self.n), key=lambda s: (s == loser, -self.players[s].coins, s))
+    def finish(self, truncated=False):
+        """The players still in, by coins, finished projects, fewer failures (equal on all
+        three: one shared place), then the lot: the incident deck's last cards, seat by seat."""
+        def tie(s):
+            finished = sum(1 for owner in self.completed_owner.values() if owner == s)
+            return (-self.players[s].coins, -finished, self.players[s].failures)
+        inside = [s for s in range(self.n) if self.alive(s)]
+        order = sorted(inside, key=lambda s: (tie(s), self.incident_deck[C.NUM_INCIDENTS - 1 - s]))
         for rank, seat in enumerate(order):
             self.ranks[seat] = rank
+            self.place[seat] = sum(1 for other in inside if tie(other) < tie(seat))
         self.terminated, self.truncated = not truncated, truncated
 
     # ------------------------------------------------------------ the effects
@@ -179,6 +243,8 @@ class Game:
                 p.coins -= paid
         else:
             for seat, p in enumerate(self.players):
+                if not self.alive(seat):
+                    continue
                 if card.kind == C.FINES:
                     p.coins -= min(p.coins, card.loss)
                 else:
@@ -200,10 +266,12 @@ class Game:
                 continue
             for j, slot in enumerate(p.slots):
                 if slot is not None and C.PROJECTS[slot[0]].name == name:
+                    self.project_discard[slot[0]] = True
                     p.slots[j] = None
             for other, holder in list(self.completed_owner.items()):
                 if holder == seat and C.PROJECTS[other].name == name:
                     del self.completed_owner[other]
+                    self.project_discard[other] = True
                     self.features[other] = 0
                     if p.feature is not None and p.feature[0] == other:
                         p.feature = None
@@ -228,10 +296,9 @@ class Game:
         p = self.players[seat]
         return p.free[s] > 0 or p.self_free > 0
 
-    def feature_home(self, seat):
-        """The completed own project with the feature icon a new feature attaches to (-1: none)."""
-        homes = [c for c, owner in self.completed_owner.items() if owner == seat and C.PROJECTS[c].feature_icon]
-        return min(homes) if homes else -1
+    def feature_homes(self, seat):
+        """The player's finished projects with the feature icon, sorted (a feature's choices)."""
+        return sorted(c for c, owner in self.completed_owner.items() if owner == seat and C.PROJECTS[c].feature_icon)
 
     def work_left(self, seat, t, s):
         p = self.players[seat]
@@ -249,7 +316,7 @@ class Game:
             return []
         p = self.players[self.current]
         if self.phase == R.PROJECT_OFFER:
-            return [R.PASS, R.TAKE]
+            return [R.PASS] + ([R.TAKE] if None in p.slots else [])
         if self.phase == R.COMMIT:
             return [R.COMMIT_BASE + k for k in range(min(R.MAX_COMMIT, p.coins) + 1)]
         if self.phase == R.PRICE:
@@ -257,7 +324,11 @@ class Game:
         if self.phase == R.ANSWER:
             return [R.PASS] + ([R.TAKE] if p.coins >= self.offer[3] else [])
         if self.phase == R.TARGET:
-            return [R.TARGET_BASE + r - 1 for r in range(1, self.n)]
+            return [R.TARGET_BASE + r - 1 for r in range(1, self.n) if self.alive((self.current + r) % self.n)]
+        if self.phase == R.ATTACH:
+            return [R.ATTACH_BASE + c for c in self.feature_homes(self.current)]
+        if self.phase == R.PAYDAY:
+            return [R.DONE] + [R.FIRE_BASE + s for s in range(S) if p.employees[s] > 0]
         return self.legal_main(self.current)
 
     def legal_main(self, seat):
@@ -270,7 +341,7 @@ class Game:
         if not self.played_opportunity:
             if not any(self.long_work[C.LONG_KINDS.index(C.HIRING_FREEZE)]):
                 legal += [R.HIRE_BASE + j for j in sorted(p.opportunities)]
-            can_feature = p.feature is None and self.feature_home(seat) >= 0
+            can_feature = p.feature is None and bool(self.feature_homes(seat))
             legal += [R.FRONT_BASE + j for j in sorted(p.opportunities)
                       if C.OPPORTUNITIES[j].situation >= 0 or can_feature]
         legal += [R.FIRE_BASE + s for s in range(S) if p.employees[s] > 0]
@@ -296,10 +367,11 @@ class Game:
         elif self.phase == R.COMMIT:
             self.commits[seat] = a - R.COMMIT_BASE
             self.committed += 1
-            if self.committed == self.n:
+            following = self.next_seat(self.pool_origin(), self.past(self.pool_origin(), seat))
+            if following < 0:
                 self.resolve_pool()
             else:
-                self.current = (seat + 1) % self.n
+                self.current = following
         elif self.phase == R.PRICE:
             self.offer[3] = a - R.PRICE_BASE + 1
             self.phase, self.current = R.ANSWER, self.offer[0]
@@ -307,17 +379,29 @@ class Game:
             self.step_answer(a)
         elif self.phase == R.TARGET:
             self.step_target(a)
+        elif self.phase == R.ATTACH:
+            p = self.players[seat]
+            p.feature[0] = a - R.ATTACH_BASE
+            self.phase = R.MAIN
+        elif self.phase == R.PAYDAY:
+            if a == R.DONE:
+                self.next_payday(self.past(self.active, seat))
+            else:
+                self.fire(seat, a - R.FIRE_BASE)
         else:
             self.step_main(seat, a)
 
     def step_project_offer(self, a):
-        if a == R.TAKE:
-            self.players[self.current].projects.add(self.revealed)
+        if a == R.TAKE:  # straight into work
+            self.taken_by[self.revealed] = self.current
+            self.put_in_work(self.current, self.revealed)
         else:
             self.asked += 1
-            if self.asked < self.n:
-                self.current = (self.current + 1) % self.n
+            following = self.next_seat(self.active, self.past(self.active, self.current))
+            if following >= 0:
+                self.current = following
                 return
+            self.project_discard[self.revealed] = True
         self.revealed = -1
         self.rest_of_part_one()
 
@@ -348,12 +432,13 @@ class Game:
             self.end_main()
         elif a < R.PLAY_PROJECT_BASE:
             p.projects.remove(a - R.SELL_BASE)
+            self.project_discard[a - R.SELL_BASE] = True
             p.coins += 1
             self.sold = True
         elif a < R.HIRE_BASE:
             card = a - R.PLAY_PROJECT_BASE
             p.projects.remove(card)
-            p.slots[p.slots.index(None)] = [card, list(C.PROJECTS[card].work), C.PROJECTS[card].deadline]
+            self.put_in_work(seat, card)
             self.played_project = True
         elif a < R.FRONT_BASE:
             j = a - R.HIRE_BASE
@@ -363,12 +448,11 @@ class Game:
             p.free[s] += 1
             p.hired = True
             self.played_opportunity = True
+            self.opportunity_open[j] = True
         elif a < R.FIRE_BASE:
             self.play_front(seat, a - R.FRONT_BASE)
         elif a < R.WORK_BASE:
-            s = a - R.FIRE_BASE
-            p.employees[s] -= 1
-            p.free[s] = min(p.free[s], p.employees[s])
+            self.fire(seat, a - R.FIRE_BASE)
         elif a < R.OFFER_BASE:
             t, s = divmod(a - R.WORK_BASE, S)
             self.work_own(seat, t, s)
@@ -378,13 +462,24 @@ class Game:
             self.offer = [(seat + r + 1) % self.n, k, s, 0]
             self.phase = R.PRICE
 
+    def put_in_work(self, seat, card):
+        p = self.players[seat]
+        p.slots[p.slots.index(None)] = [card, list(C.PROJECTS[card].work), C.PROJECTS[card].deadline]
+
+    def fire(self, seat, s):
+        p = self.players[seat]
+        p.employees[s] -= 1
+        p.free[s] = min(p.free[s], p.employees[s])
+
     def play_front(self, seat, j):
         p = self.players[seat]
         p.opportunities.remove(j)
         self.played_opportunity = True
+        self.opportunity_open[j] = True
         card = C.OPPORTUNITIES[j]
-        if card.situation < 0:
-            p.feature = [self.feature_home(seat), list(card.feature_work)]
+        if card.situation < 0:  # its project is chosen next
+            p.feature = [-1, list(card.feature_work)]
+            self.phase = R.ATTACH
         elif card.situation == C.CRUNCH:
             p.self_free += 1
         elif card.situation == C.INVESTOR:

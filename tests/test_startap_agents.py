@@ -57,3 +57,13 @@ def test_bots_refuse_bad_input():
 def test_each_heuristic_beats_random_play_two_handed(style):
     result = play_games([make_startap_agent(style, seed=0), make_startap_agent("random", seed=1)], 2, 100, seed=2)
     assert result["wins"][0] > 0.75
+
+
+def test_the_free_rider_loses_to_builders_and_its_own_table_ends_before_the_cap():
+    """The degenerate strategy (take everything, sell, never build) is kept out: a taken
+    project is in work and three failures put a player out."""
+    riders = play_games([make_startap_agent("freerider", seed=0)] * 4, 4, 40, seed=3)
+    assert riders["truncated"] <= 0.05
+    mixed = play_games([make_startap_agent("freerider", seed=0)] + [make_startap_agent("builder", seed=1)] * 3,
+                       4, 80, seed=4)
+    assert mixed["wins"][0] < 0.1

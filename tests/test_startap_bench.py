@@ -15,6 +15,13 @@ def test_the_quick_bench_prints_every_figure(capsys):
         assert figure in out
 
 
+def test_the_seat_balance_splits_shared_wins_and_counts_every_ending(capsys):
+    r = startap_bench.seat_balance(4, 40, "builder", seed=1)
+    assert r["wins"].sum() == pytest.approx(1) and r["eliminated"] + r["reached27"] + r["cap"] == pytest.approx(1)
+    startap_bench.main(["--seats", "random", "--players", "3", "--games", "20"])
+    assert "seats players=3 bots=random games=20 seat0=" in capsys.readouterr().out
+
+
 def test_bad_options_are_refused():
     with pytest.raises(SystemExit):
         startap_bench.main(["--batch-sizes", "x"])

@@ -39,6 +39,30 @@ def test_a_whole_game_ends_with_zero_sum_rewards_and_infos():
     assert sorted(info["rank"] for info in infos.values()) == [0, 1, 2]
 
 
+def test_a_player_out_after_three_failures_terminates_at_once_and_leaves_the_agents():
+    """PettingZoo's elimination: the agent's termination and reward come on the step that
+    puts it out, it leaves ``agents`` once stepped with None, the others play on."""
+    for seed in range(40):
+        e = env(num_players=4)
+        e.reset(seed=seed)
+        totals, left = dict.fromkeys(e.possible_agents, 0.0), []
+        for agent in e.agent_iter():
+            obs, reward, term, trunc, info = e.last()
+            totals[agent] += reward
+            if term and info.get("eliminated") and not e.unwrapped.sim.done[0]:
+                assert reward == pytest.approx(-1 / 3) and not obs["action_mask"].any()
+                left.append(agent)
+                e.step(None)
+                assert agent not in e.agents and len(e.agents) == 4 - len(left)
+                continue
+            e.step(None if term or trunc else e.action_space(agent).sample(obs["action_mask"]))
+        if left:
+            assert sum(totals.values()) == pytest.approx(0)
+            assert all(e.unwrapped.sim.state.ranks[0, int(a[-1])] >= 4 - len(left) for a in left)
+            return
+    pytest.fail("no random game put a player out before its end")
+
+
 def test_the_env_refuses_bad_actions_and_leaves_the_game_unchanged():
     e = env(num_players=2)
     e.reset(seed=0)
@@ -107,7 +131,23 @@ def test_the_own_hand_is_observed():
     s = random_states(3)
     t = s.copy()
     t.project_hand[:, :, :] = False
-    assert (observe(s) != observe(t)).any(axis=1).mean() > 0.9
+    holding = s.project_hand[np.arange(s.batch_size), s.current].any(axis=1)
+    assert holding.mean() > 0.5
+    assert (observe(s) != observe(t)).any(axis=1)[holding].all()
+
+
+@pytest.mark.parametrize("field", ["taken_by", "project_discard", "opportunity_open"])
+def test_the_public_history_is_observed_by_every_seat(field):
+    """The converse of the leak test for the history a player at the table remembers: who
+    took each revealed project, the discarded projects, the opportunities played face up."""
+    s = random_states(4)
+    rows = np.flatnonzero((getattr(s, field) != LAYOUT[field][2]).any(axis=1))
+    assert rows.size > s.batch_size // 4
+    t = s.copy()
+    getattr(t, field)[:] = LAYOUT[field][2]
+    for rel in range(4):
+        observer = ((s.current + rel) % s.num_players).astype(np.intp)
+        assert (observe(s, observer) != observe(t, observer)).any(axis=1)[rows].all()
 
 
 def test_observations_stay_in_the_env_space():

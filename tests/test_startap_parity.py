@@ -69,6 +69,10 @@ def reference_fields(game: Game) -> dict[str, list[int]]:
     values["completed_owner"] = [game.completed_owner.get(c, -1) for c in range(len(game.features))]
     values["commits"] = _padded(game.commits, 0)
     values["ranks"] = _padded(game.ranks, -1)
+    values["place"] = _padded(game.place, -1)
+    values["taken_by"] = list(game.taken_by)
+    values["project_discard"] = [int(x) for x in game.project_discard]
+    values["opportunity_open"] = [int(x) for x in game.opportunity_open]
     for name in ("coins", "hired", "failures", "backup", "self_free"):
         values[name] = _padded([int(getattr(p, name)) for p in players], 0)
     for name in ("employees", "free"):

@@ -79,14 +79,33 @@ def test_each_player_has_a_part_two_in_turn_then_costs_and_the_next_active_playe
     assert [p.coins for p in g.players] == [11, 11, 11]  # the freelance salary
 
 
-def test_a_revealed_project_is_offered_clockwise_and_the_taker_adds_it_to_hand():
+def test_a_revealed_project_is_offered_clockwise_and_the_taker_puts_it_into_work():
+    # seed: "Reveals a project card and decides whether to take it into work. If not, the
+    # same decision is made by the other players clockwise."
     g = at_main(new_game(3), 2)
     play(g, R.DONE)
     assert (g.phase, g.current) == (R.PROJECT_OFFER, 1)
     play(g, R.PASS)
     assert g.current == 2
     play(g, R.TAKE)
-    assert 9 in g.players[2].projects and g.revealed == -1
+    assert g.revealed == -1 and g.taken_by[9] == 2
+    assert 9 not in g.players[2].projects  # the hand keeps the dealt projects only
+    assert slot(g, 2, 0) == [9, list(C.PROJECTS[9].work), C.PROJECTS[9].deadline]  # in work, deadline running
+    at_main(g, 2)
+    assert R.PLAY_PROJECT_BASE + 6 in g.legal()  # taking it was not the part's one project
+    play(g, R.DONE)
+    assert slot(g, 2, 0)[2] == C.PROJECTS[9].deadline - 1
+
+
+def test_a_player_with_three_projects_in_progress_cannot_take_a_revealed_one():
+    g = at_main(new_game(2), 1)
+    g.players[0].slots = [[c, list(C.PROJECTS[c].work), 4] for c in (0, 1, 2)]
+    play(g, R.DONE)
+    assert (g.phase, g.current) == (R.PROJECT_OFFER, 1)
+    play(g, R.PASS)
+    assert g.current == 0 and g.legal() == [R.PASS]
+    play(g, R.PASS)
+    assert g.project_discard[6] and g.revealed == -1
 
 
 def test_a_project_nobody_takes_is_discarded():
@@ -200,6 +219,8 @@ def test_selling_one_idea_a_turn_for_one_coin():
 def test_an_employee_works_for_one_coin_a_turn_and_ends_the_freelance_salary():
     g = new_game(2)
     play(g, R.HIRE_BASE + 0, R.DONE, R.DONE)
+    assert (g.phase, g.current) == (R.PAYDAY, 0) and g.legal() == [R.DONE, R.FIRE_BASE + DEV]
+    play(g, R.DONE)
     assert g.players[0].coins == 10 - 1  # salary paid, no freelance salary any more
     assert g.players[1].coins == 11
 
@@ -215,7 +236,7 @@ def test_office_rent_by_headcount_the_player_included(staff, rent):
     g = new_game(2)
     p = g.players[0]
     p.employees, p.hired, p.coins = [staff, 0, 0, 0], True, 20
-    play(g, R.DONE, R.DONE)
+    play(g, R.DONE, R.DONE, R.DONE)
     assert p.coins == 20 - rent - staff
 
 
@@ -223,8 +244,25 @@ def test_unpaid_employees_leave_developers_paid_first():
     g = new_game(2)
     p = g.players[0]
     p.employees, p.hired, p.coins = [1, 1, 0, 1], True, 3  # rent 1 (4 people), then 2 coins for 3 salaries
-    play(g, R.DONE, R.DONE)
+    play(g, R.DONE, R.DONE, R.DONE)
     assert (p.employees, p.coins) == ([1, 1, 0, 0], 0)
+
+
+def test_at_the_end_of_the_turn_a_player_may_fire_staff_instead_of_paying_them():
+    # seed: "each player pays the office rent, pays 1 coin for each employee regardless of
+    # whether that employee was busy in this turn (or fires them)"
+    g = new_game(3)
+    g.players[0].employees, g.players[0].hired, g.players[0].coins = [1, 1, 0, 0], True, 10
+    g.players[2].employees, g.players[2].hired = [0, 0, 1, 0], True
+    play(g, R.DONE, R.DONE, R.DONE)
+    assert (g.phase, g.current) == (R.PAYDAY, 0)  # in turn from the active player, staff only
+    play(g, R.FIRE_BASE + DES)
+    assert g.legal() == [R.DONE, R.FIRE_BASE + DEV]
+    play(g, R.DONE)
+    assert (g.phase, g.current) == (R.PAYDAY, 2)
+    play(g, R.DONE)
+    assert g.players[0].employees == [1, 0, 0, 0] and g.players[0].coins == 10 - 1  # 2 people: no rent
+    assert g.players[2].coins == 10 - 1
 
 
 def test_project_income_and_feature_income_each_turn():
@@ -278,14 +316,64 @@ def test_deadlines_count_down_at_the_end_of_the_owners_part_and_a_late_project_f
     assert slot(g, 0, 0) is None and g.players[0].failures == 1
 
 
-def test_three_failures_lose_at_once():
-    g = new_game(3)
-    g.players[1].failures = 2
+def fail_third(g: Game, seat: int) -> Game:
+    """Give ``seat`` two failures and a project due at the end of its next part."""
+    g.players[seat].failures = 2
+    g.players[seat].slots[0] = [0, [0, 1, 1, 0], 1]
+    return g
+
+
+def test_a_third_failure_puts_that_player_out_and_the_game_goes_on():
+    # seed: "Three failed projects (projects not completed by their deadline) mean an
+    # immediate loss." -- a loss for that player; the others play on to 27.
+    g = fail_third(new_game(4), 1)
     g.players[1].coins = 50
-    g.players[1].slots[0] = [0, [0, 1, 1, 0], 1]
+    g.players[1].projects.add(20)
+    g.completed_owner[2] = 1
+    g.features[2] = 1
+    g.players[1].employees = [1, 0, 0, 0]
     play(g, R.DONE, R.DONE)
-    assert g.terminated and g.ranks[1] == 2 and g.ranks[0] == 0  # richest of the others wins
-    assert g.legal() == []
+    assert not g.done and g.ranks[1] == 3 and g.place[1] == 3  # ranked last, at once
+    p = g.players[1]
+    assert (p.projects, p.opportunities, p.slots, p.employees) == (set(), set(), [None] * 3, [0] * 4)
+    assert 2 not in g.completed_owner and g.features[2] == 0  # its name is free for push-out again
+    assert all(g.project_discard[c] for c in (0, 2, 3, 4, 5, 20)) and all(g.opportunity_open[j] for j in (3, 4, 5))
+    assert (g.phase, g.current) == (R.MAIN, 2)
+
+
+def test_an_eliminated_player_takes_no_part_in_turns_offers_pools_or_targets():
+    g = fail_third(new_game(3), 1)
+    play(g, R.DONE, R.DONE, R.DONE)  # seat 1 is out; seat 2's part, then the turn ends
+    assert g.active == 2 and (g.phase, g.current) == (R.PROJECT_OFFER, 2)  # seat 1 is skipped as active
+    play(g, R.PASS)
+    assert g.current == 0  # the offer skips seat 1
+    g.incident_deck[g.incident_next] = LICENCE
+    play(g, R.PASS)
+    assert (g.phase, g.current) == (R.COMMIT, 2)
+    play(g, R.COMMIT_BASE)
+    assert g.current == 0  # the pool skips seat 1
+    play(g, R.COMMIT_BASE)
+    assert g.players[1].coins == 10 and g.players[0].coins == 11 - 5  # the fine passes the eliminated by
+    audit = next(j for j, o in enumerate(C.OPPORTUNITIES) if o.situation == C.TAX_AUDIT)
+    g.players[2].opportunities.add(audit)
+    play(g, R.FRONT_BASE + audit)
+    assert g.legal() == [R.TARGET_BASE]  # seat 0, one on; seat 1 (two on) cannot be aimed at
+
+
+def test_the_last_player_left_wins_and_the_eliminated_rank_by_order_of_elimination():
+    g = fail_third(new_game(3), 1)
+    play(g, R.DONE, R.DONE)
+    fail_third(g, 2)
+    g.players[2].coins = 40
+    play(g, R.DONE)
+    assert g.terminated and g.ranks == [0, 2, 1] and g.place == [0, 2, 1]
+
+
+def test_with_two_players_a_third_failure_is_an_immediate_loss():
+    g = fail_third(new_game(2), 0)
+    g.players[0].coins = 26
+    play(g, R.DONE)
+    assert g.terminated and g.ranks == [1, 0] and g.legal() == []
 
 
 def test_backup_takes_two_units_of_any_specialty_and_absorbs_a_data_loss():
@@ -308,12 +396,16 @@ def test_features_only_on_completed_own_projects_with_the_icon_and_earn_one_a_tu
     g.completed_owner[10] = 0  # Utility: no icon
     assert R.FRONT_BASE + 0 not in g.legal()
     g.completed_owner[12] = 0  # Blog: icon
+    g.completed_owner[8] = 0  # News portal: icon
+    # seed: "It is an addition to one of your already completed projects" -- the player's choice
     play(g, R.FRONT_BASE + 0)
-    assert g.players[0].feature == [12, [0, 1, 0, 0]]
+    assert g.phase == R.ATTACH and g.legal() == [R.ATTACH_BASE + 8, R.ATTACH_BASE + 12]
+    play(g, R.ATTACH_BASE + 12)
+    assert g.players[0].feature == [12, [0, 1, 0, 0]] and g.phase == R.MAIN
     play(g, work(R.TARGET_FEATURE, DES))
     assert g.features[12] == 1 and g.players[0].feature is None
     play(g, R.DONE, R.DONE)
-    assert g.players[0].coins == 10 + 1 + 1  # freelance + the feature (the blog earns 0)
+    assert g.players[0].coins == 10 + 1 + 1 + 1  # freelance + the feature (the blog earns 0) + the portal
 
 
 def test_finishing_a_project_pushes_out_a_rivals_project_of_the_same_name_with_its_features():
@@ -431,6 +523,28 @@ def test_the_first_to_27_at_the_end_of_a_turn_wins():
     assert g.players[0].coins == 11 and not g.done  # only checked at the end of the turn
     play(g, R.DONE, R.DONE, R.DONE)
     assert g.terminated and g.ranks == [2, 0, 1]
+
+
+def test_a_tie_on_coins_goes_to_finished_projects_then_fewer_failures_never_to_the_seat():
+    # seed: "The player who reaches 27 coins of capital first wins." (silent on ties)
+    g = new_game(3)
+    for p in g.players:
+        p.coins = 27
+    g.completed_owner[10] = 2  # seat 2 has finished a project
+    g.players[0].failures = 1
+    play(g, R.DONE, R.DONE, R.DONE)
+    assert g.terminated and g.ranks == [2, 1, 0] and g.place == [2, 1, 0]
+
+
+def test_players_equal_on_the_tie_break_share_the_win_and_the_lot_orders_them():
+    g = new_game(3)
+    g.players[0].coins, g.players[1].coins = 27, 27
+    play(g, R.DONE, R.DONE, R.DONE)
+    lot = [g.incident_deck[C.NUM_INCIDENTS - 1 - s] for s in range(2)]
+    assert g.place == [0, 0, 2] and sorted(g.ranks[:2]) == [0, 1] and g.ranks[0] == int(lot[0] > lot[1])
+    sim = Simulator(1, num_players=3, seed=0)
+    write_reference(sim.state, 0, g)
+    assert sim.rewards([0])[:3, 0].tolist() == pytest.approx([0.25, 0.25, -0.5])  # (1 - 1/2) / 2 each
 
 
 def test_the_turn_cap_truncates_and_ranks_by_coins():

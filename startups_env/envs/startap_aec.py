@@ -17,21 +17,26 @@ drives with a batch of one game.
 
 **Decisions.** One agent acts at a time: the player offered a project, the next player to
 commit to an incident's pool, the player whose part of the turn it is (a sequence of
-decisions ending with "done"), or the owner answering a work offer. `agent_selection` is
-that agent.
+decisions ending with "done", a feature's project and a situation's target among them),
+the owner answering a work offer, or a player with staff deciding whom to fire at payday.
+`agent_selection` is that agent (or an agent just put out, to be stepped with `None`).
 
-**Observation.** `{"observation": float32[936], "action_mask": int8[271]}`: what the
+**Observation.** `{"observation": float32[1191], "action_mask": int8[300]}`: what the
 observed agent may know, seats relative to it (`startups_env.startap.observe.PIECES`); the
 mask is all zeros for agents not on turn. Other hands, the decks and the pool's sealed
 commitments are never in it.
 
-**Actions.** Discrete(271), see `docs/startap.md` ("Actions"). An illegal action or one
+**Actions.** Discrete(300), see `docs/startap.md` ("Actions"). An illegal action or one
 that is not an integer id raises `ValueError` naming the agent and the legal actions, and
 the game is unchanged.
 
-**Rewards.** Zero until the game ends; then +1 to the winner and -1/(N-1) to each other
-agent. `infos[agent]` then holds `"score"` (coins), `"rank"` (0 = winner) and
-`"truncated"` (the 60-turn cap ended it).
+**Rewards.** Zero until an agent leaves. A player whose third project fails is out: its
+agent terminates at once with its reward (-1/(N-1): it cannot win) and leaves `agents`
+when stepped with `None`; the others play on. When the game ends (27 coins at the end of a
+turn, the last player left, or the 60-turn cap) the agents still in get theirs: +1 to the
+winner and -1/(N-1) to each other agent, players tied on the tie-break sharing the mean of
+their places' rewards (docs/startap.md, decision 14). `infos[agent]` then holds `"score"`
+(coins), `"rank"` (0 = winner), `"truncated"` (the cap ended it) and `"eliminated"`.
 """
 
 from __future__ import annotations
@@ -47,7 +52,8 @@ from pettingzoo.utils import wrappers
 from startups_env.envs.aec import begin_game
 from startups_env.startap import render
 from startups_env.startap.observe import OBS_DIM, observation_bounds, observe
-from startups_env.startap.rules import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, PHASE_NAMES, Rules, action_to_string
+from startups_env.startap.rules import (MAX_FAILURES, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, PHASE_NAMES, Rules,
+                                        action_to_string)
 from startups_env.startap.simulator import Simulator
 
 __all__ = ["env", "raw_env"]
@@ -101,6 +107,7 @@ class raw_env(AECEnv):
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Deal a new game; ``seed`` re-seeds the shuffles (None: keep the generator)."""
         self.sim.reset(seed=seed)
+        self._skip_agent_selection = None
         begin_game(self)
 
     def _require_game(self, call: str) -> None:
@@ -108,11 +115,11 @@ class raw_env(AECEnv):
             raise ValueError(f"{call}() needs a game: call reset() first")
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        """``{"observation": float32[936], "action_mask": int8[271]}`` of any agent."""
+        """``{"observation": float32[1191], "action_mask": int8[300]}`` of any agent."""
         self._require_game("observe")
         seat = self.agent_name_mapping[agent]
         obs = observe(self.sim.state, np.array([seat]), np.zeros(1, np.intp))[0]
-        if agent == self.agent_selection and not self.sim.done[0]:
+        if seat == int(self.sim.state.current[0]) and not self.sim.done[0] and not self.terminations.get(agent, True):
             mask = self.sim.legal_mask()[0].astype(np.int8)
         else:
             mask = np.zeros(NUM_ACTIONS, np.int8)
@@ -132,10 +139,13 @@ class raw_env(AECEnv):
                              f"legal actions: {legal}. The game is unchanged.")
         result = self.sim.step(np.array([value]))
         self._cumulative_rewards[agent] = 0.0
+        self.rewards = dict.fromkeys(self.agents, 0.0)
         if result.terminated[0] or result.truncated[0]:
             self._end_game(result)
         else:
+            self._eliminate()
             self.agent_selection = self.possible_agents[int(self.sim.state.current[0])]
+            self._deads_step_first()
         if self.render_mode == "human":
             self.render()
 
@@ -152,16 +162,33 @@ class raw_env(AECEnv):
             raise ValueError(f"{agent}: action must be an integer id 0-{NUM_ACTIONS - 1}, got {value}")
         return value
 
+    def _eliminate(self) -> None:
+        """An agent whose third failure put it out terminates now with its reward (its rank
+        is fixed: below everyone still in); it leaves ``agents`` when stepped with None."""
+        rewards = self.sim.rewards(np.zeros(1, np.intp), np.float64)[:, 0]
+        s = self.sim.state
+        for agent in self.agents:
+            i = self.agent_name_mapping[agent]
+            if s.failures[0, i] >= MAX_FAILURES and not self.terminations.get(agent, True):
+                self.rewards[agent] = float(rewards[i])
+                self.terminations[agent] = True
+                self.infos[agent] = {"score": int(s.coins[0, i]), "rank": int(s.ranks[0, i]), "truncated": False,
+                                     "eliminated": True}
+        self._accumulate_rewards()
+
     def _end_game(self, result) -> None:
         n = self.num_players
         truncated = bool(result.truncated[0])
         rewards = self.sim.rewards(np.zeros(1, np.intp), np.float64)[:n, 0].tolist()
-        for i, agent in enumerate(self.agents):
+        for agent in self.agents:
+            if self.terminations[agent]:
+                continue  # out earlier, paid then
+            i = self.agent_name_mapping[agent]
             self.rewards[agent] = rewards[i]
             self.terminations[agent] = not truncated
             self.truncations[agent] = truncated
             self.infos[agent] = {"score": int(result.scores[0, i]), "rank": int(result.ranks[0, i]),
-                                 "truncated": truncated}
+                                 "truncated": truncated, "eliminated": bool(self.sim.state.failures[0, i] >= MAX_FAILURES)}
         self._accumulate_rewards()
 
     def render(self):

@@ -26,6 +26,26 @@ def seated(s: State, g: np.ndarray) -> np.ndarray:
     return _SEATS[None, :] < s.num_players[g, None]
 
 
+def next_seat(s: State, g: np.ndarray, origin: np.ndarray, after: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """int[k]: the first seat clockwise from ``origin`` that is more than ``after`` seats
+    past it (``after`` -1: the origin itself may be it) and ``wanted`` (bool[k, P]); -1 if none."""
+    d = (_SEATS[None, :] - origin[:, None]) % s.num_players[g, None]
+    ok = wanted & seated(s, g) & (d > after[:, None])
+    best = np.where(ok, d, P + 1).argmin(axis=1)
+    return np.where(ok.any(axis=1), best, -1)
+
+
+def seats_past(s: State, g: np.ndarray, origin: np.ndarray, seat: np.ndarray) -> np.ndarray:
+    """int[k]: how many seats clockwise ``seat`` is past ``origin``."""
+    return (seat - origin) % s.num_players[g]
+
+
+def pool_origin(s: State, g: np.ndarray) -> np.ndarray:
+    """int[k]: the seat a pool starts from: the active player in part 1, else the player
+    whose part triggered it."""
+    return np.where(s.main_seat[g] < 0, s.active[g], s.main_seat[g])
+
+
 # ---------------------------------------------------------------- the turn
 def start_turn(s: State, g: np.ndarray) -> None:
     """Part 1 of the turn (not on the first): reveal a project to offer round the table."""
@@ -46,13 +66,13 @@ def rest_of_part_one(s: State, g: np.ndarray) -> None:
     draw = h[s.opportunity_next[h] < C.NUM_OPPORTUNITIES]
     s.opportunity_hand[draw, s.active[draw], s.opportunity_deck[draw, s.opportunity_next[draw]]] = True
     s.opportunity_next[draw] += 1
-    pooled = reveal_incident(s, h, s.active[h])
+    pooled = reveal_incident(s, h)
     start_part_two(s, np.concatenate([g[~later], h[~pooled]]))
 
 
-def reveal_incident(s: State, g: np.ndarray, first: np.ndarray) -> np.ndarray:
+def reveal_incident(s: State, g: np.ndarray) -> np.ndarray:
     """Reveal the next incident where one is left: a long one goes on the table, an immediate
-    one opens the pool at seat ``first``. Returns bool[k]: the pool now needs decisions."""
+    one opens the pool (:func:`pool_origin`). Returns bool[k]: the pool now needs decisions."""
     pooled = np.zeros(g.size, bool)
     left = s.incident_next[g] < C.NUM_INCIDENTS
     h = g[left]
@@ -67,7 +87,7 @@ def reveal_incident(s: State, g: np.ndarray, first: np.ndarray) -> np.ndarray:
     s.commits[hi] = 0
     s.committed[hi] = 0
     s.phase[hi] = R.COMMIT
-    s.current[hi] = first[left][~long]
+    s.current[hi] = next_seat(s, hi, pool_origin(s, hi), np.full(hi.size, -1), s.alive[hi])
     pooled[np.flatnonzero(left)[~long]] = True
     return pooled
 
@@ -88,7 +108,8 @@ def begin_main(s: State, g: np.ndarray, seats: np.ndarray) -> None:
 
 
 def end_main(s: State, g: np.ndarray) -> None:
-    """DONE: a week passes on each of the player's projects; one at its deadline fails."""
+    """DONE: a week passes on each of the player's projects; one at its deadline fails (and
+    is discarded); a player's third failure puts them out."""
     seat = s.main_seat[g]
     cards = s.slot_card[g, seat]
     present = cards >= 0
@@ -96,35 +117,57 @@ def end_main(s: State, g: np.ndarray) -> None:
     failing = present & (weeks == 0)
     s.slot_deadline[g, seat] = weeks
     rows, slots = np.nonzero(failing)
-    clear_slots(s, g[rows], seat[rows], slots)
+    discard_slots(s, g[rows], seat[rows], slots)
     s.failures[g, seat] += failing.sum(axis=1).astype(np.int8)
-    lost = s.failures[g, seat] >= R.MAX_FAILURES
-    finish(s, g[lost], loser=seat[lost])
-    after_main(s, g[~lost])
+    out = s.failures[g, seat] >= R.MAX_FAILURES
+    eliminate(s, g[out], seat[out])
+    over = s.alive[g].sum(axis=1) == 1
+    finish(s, g[over])
+    after_main(s, g[~over])
 
 
 def after_main(s: State, g: np.ndarray) -> None:
     """Incidents that completed projects triggered are revealed, then the next player's part 2
-    (or, after the last, the end of the turn)."""
+    (or, after the last, part 3)."""
     while g.size:
         waiting = s.pending[g] > 0
         w = g[waiting]
         s.pending[w] -= 1
-        pooled = reveal_incident(s, w, s.main_seat[w])
+        pooled = reveal_incident(s, w)
         ready = g[~waiting]
-        following = (s.main_seat[ready] + 1) % s.num_players[ready]
-        last = following == s.active[ready]
-        end_turn(s, ready[last])
+        a = s.active[ready]
+        following = next_seat(s, ready, a, seats_past(s, ready, a, s.main_seat[ready]), s.alive[ready])
+        last = following < 0
+        begin_payday(s, ready[last])
         on = ready[~last]
         s.main_seat[on] = following[~last]
         begin_main(s, on, following[~last])
         g = w[~pooled]
 
 
+def begin_payday(s: State, g: np.ndarray) -> None:
+    """Part 3 starts: each player with staff, in turn from the active player, may fire some
+    before paying; then :func:`end_turn`."""
+    s.main_seat[g] = -1
+    next_payday(s, g, np.full(g.size, -1))
+
+
+def next_payday(s: State, g: np.ndarray, after: np.ndarray) -> None:
+    """The next player with staff more than ``after`` seats past the active one decides, or
+    (none left) the costs and income."""
+    staffed = s.alive[g] & (s.employees[g].sum(axis=2) > 0)
+    seat = next_seat(s, g, s.active[g], after, staffed)
+    some = seat >= 0
+    h = g[some]
+    s.phase[h] = R.PAYDAY
+    s.current[h] = seat[some]
+    end_turn(s, g[~some])
+
+
 def end_turn(s: State, g: np.ndarray) -> None:
     """Part 3: rent, salaries (unpaid employees leave), the freelance salary, profit; then the
     win at 27, the turn cap, and the next turn."""
-    here = seated(s, g)
+    here = s.alive[g]
     coins = s.coins[g].astype(np.int32)
     employees = s.employees[g].astype(np.int32)
     headcount = employees.sum(axis=2) + 1
@@ -142,29 +185,56 @@ def end_turn(s: State, g: np.ndarray) -> None:
     coins += profit * ~s.long_work[g, _NO_PROFIT].any(axis=1)[:, None]
     s.coins[g] = coins
     s.employees[g] = employees
-    won = coins.max(axis=1) >= R.WIN_COINS
+    won = (np.where(here, coins, 0)).max(axis=1) >= R.WIN_COINS
     finish(s, g[won])
     g = g[~won]
     s.turn[g] += 1
     capped = s.turn[g] >= R.TURN_CAP
     finish(s, g[capped], truncated=True)
     g = g[~capped]
-    s.active[g] = (s.active[g] + 1) % s.num_players[g]
-    s.main_seat[g] = -1
+    a = s.active[g]
+    s.active[g] = next_seat(s, g, a, np.zeros(g.size, np.intp), s.alive[g])
     start_turn(s, g)
 
 
-def finish(s: State, g: np.ndarray, loser: np.ndarray | None = None, truncated: bool = False) -> None:
-    """The end: ranked by coins (ties: the lower seat first), a player with three failures last."""
+def eliminate(s: State, g: np.ndarray, seats: np.ndarray) -> None:
+    """A third failure: the player is out, ranked below everyone still in; their cards (hand,
+    projects in progress and finished, feature, staff) go to the discard pile face up."""
+    s.ranks[g, seats] = s.place[g, seats] = s.alive[g].sum(axis=1)
+    s.project_discard[g] |= s.project_hand[g, seats] | (s.completed_owner[g] == seats[:, None])
+    s.opportunity_open[g] |= s.opportunity_hand[g, seats]
+    s.project_hand[g, seats] = False
+    s.opportunity_hand[g, seats] = False
+    for k in range(R.SLOTS):
+        s.project_discard[g, np.maximum(s.slot_card[g, seats, k], 0)] |= s.slot_card[g, seats, k] >= 0
+        clear_slots(s, g, seats, np.full(g.size, k))
+    mine = s.completed_owner[g] == seats[:, None]
+    s.features[g] = np.where(mine, 0, s.features[g])
+    s.completed_owner[g] = np.where(mine, -1, s.completed_owner[g])
+    s.feature_card[g, seats] = -1
+    s.feature_work[g, seats] = 0
+    s.employees[g, seats] = 0
+    s.free[g, seats] = 0
+    s.self_free[g, seats] = 0
+    s.backup[g, seats] = 0
+
+
+def finish(s: State, g: np.ndarray, truncated: bool = False) -> None:
+    """The end: the players still in are ranked by coins, then finished projects, then fewer
+    failures; players equal on all three share a place (and the reward), the lot (the order
+    of the incident deck's last cards) orders them in ``ranks``. The eliminated keep their ranks."""
     if not g.size:
         return
-    lost = np.zeros((g.size, P), bool) if loser is None else _SEATS[None, :] == loser[:, None]
-    key = lost * 10**7 + (10**5 - s.coins[g].astype(np.int64)) * P + _SEATS[None, :]
-    key = np.where(seated(s, g), key, 10**9)
-    order = np.argsort(key, axis=1)
+    here = s.alive[g]
+    finished = (s.completed_owner[g][:, None, :] == _SEATS[None, :, None]).sum(axis=2)
+    tie = ((10**4 - s.coins[g].astype(np.int64)) * 64 + (C.NUM_PROJECTS - finished)) * 4 + s.failures[g]
+    lot = s.incident_deck[g[:, None], C.NUM_INCIDENTS - 1 - _SEATS[None, :]].astype(np.int64)
+    order = np.argsort(np.where(here, tie * 64 + lot, 10**12), axis=1)
     ranks = np.empty_like(order)
     np.put_along_axis(ranks, order, np.broadcast_to(_SEATS, order.shape), axis=1)
-    s.ranks[g] = np.where(seated(s, g), ranks, -1)
+    better = (tie[:, None, :] < tie[:, :, None]) & here[:, None, :]
+    s.ranks[g] = np.where(here, ranks, s.ranks[g])
+    s.place[g] = np.where(here, better.sum(axis=2), s.place[g])
     s.terminated[g] = not truncated
     s.truncated[g] = truncated
 
@@ -174,6 +244,12 @@ def clear_slots(s: State, g: np.ndarray, seats: np.ndarray, slots: np.ndarray) -
     s.slot_card[g, seats, slots] = -1
     s.slot_work[g, seats, slots] = 0
     s.slot_deadline[g, seats, slots] = 0
+
+
+def discard_slots(s: State, g: np.ndarray, seats: np.ndarray, slots: np.ndarray) -> None:
+    """Projects in progress go to the discard pile (failed, pushed out)."""
+    s.project_discard[g, s.slot_card[g, seats, slots]] = True
+    clear_slots(s, g, seats, slots)
 
 
 def data_loss(s: State, g: np.ndarray, seats: np.ndarray) -> None:
@@ -194,10 +270,10 @@ def resolve_pool(s: State, g: np.ndarray) -> None:
     s.coins[a] -= s.commits[a]
     struck, kind = g[~avoided], C.INCIDENT_KIND[card[~avoided]]
     f = struck[kind == C.FINES]
-    s.coins[f] -= np.minimum(s.coins[f], C.INCIDENT_LOSS[s.incident[f]][:, None])
+    s.coins[f] -= np.minimum(s.coins[f], C.INCIDENT_LOSS[s.incident[f]][:, None] * s.alive[f])
     d = struck[kind == C.DATA_LOSS]
     for seat in range(P):
-        at = d[s.num_players[d] > seat]
+        at = d[s.alive[d, seat]]
         data_loss(s, at, np.full(at.size, seat))
     s.incident[g] = -1
     s.commits[g] = 0
@@ -219,7 +295,7 @@ def complete(s: State, g: np.ndarray, owner: np.ndarray, k: np.ndarray) -> None:
     slot_card = s.slot_card[g]
     same = (slot_card >= 0) & (C.PROJECT_NAME[slot_card] == name[:, None, None]) & rival[:, :, None]
     rows, seats, slots = np.nonzero(same)
-    clear_slots(s, g[rows], seats, slots)
+    discard_slots(s, g[rows], seats, slots)
     holder = s.completed_owner[g]
     gone = (holder >= 0) & (holder != owner[:, None]) & (C.PROJECT_NAME[None, :] == name[:, None])
     rows, gone_cards = np.nonzero(gone)
@@ -228,6 +304,7 @@ def complete(s: State, g: np.ndarray, owner: np.ndarray, k: np.ndarray) -> None:
     s.feature_card[g[fr], holder[fr, gone_cards[lost_feature]]] = -1
     s.feature_work[g[fr], holder[fr, gone_cards[lost_feature]]] = 0
     s.completed_owner[g[rows], gone_cards] = -1
+    s.project_discard[g[rows], gone_cards] = True
     s.features[g[rows], gone_cards] = 0
     s.pending[g] += C.PROJECT_INCIDENT[card]
 
@@ -245,7 +322,6 @@ def work_on_slot(s: State, g: np.ndarray, owner: np.ndarray, k: np.ndarray, sp: 
     complete(s, g[finished], owner[finished], k[finished])
 
 
-def feature_home(s: State, g: np.ndarray, seats: np.ndarray) -> np.ndarray:
-    """int[k]: the lowest completed own project with the feature icon (-1: none)."""
-    home = (s.completed_owner[g] == seats[:, None]) & C.PROJECT_ICON[None, :]
-    return np.where(home.any(axis=1), home.argmax(axis=1), -1)
+def feature_homes(s: State, g: np.ndarray, seats: np.ndarray) -> np.ndarray:
+    """bool[k, 29]: the player's finished projects with the feature icon (a feature's choices)."""
+    return (s.completed_owner[g] == seats[:, None]) & C.PROJECT_ICON[None, :]

@@ -22,17 +22,25 @@ def legal_mask(s: State) -> np.ndarray:
     running = ~s.done
     phase = s.phase
     g = np.flatnonzero(running & ((phase == R.PROJECT_OFFER) | (phase == R.ANSWER)))
+    c = s.current[g]
     mask[g, R.PASS] = True
-    mask[g, R.TAKE] = (phase[g] == R.PROJECT_OFFER) | (s.coins[g, s.current[g]] >= s.offer_price[g])
+    room = (s.slot_card[g, c] < 0).any(axis=1)
+    mask[g, R.TAKE] = np.where(phase[g] == R.PROJECT_OFFER, room, s.coins[g, c] >= s.offer_price[g])
     g = np.flatnonzero(running & (phase == R.COMMIT))
     most = np.minimum(s.coins[g, s.current[g]], R.MAX_COMMIT)
     mask[g, R.COMMIT_BASE:R.PRICE_BASE] = np.arange(R.MAX_COMMIT + 1)[None, :] <= most[:, None]
     mask[np.flatnonzero(running & (phase == R.PRICE)), R.PRICE_BASE:R.TARGET_BASE] = True
     g = np.flatnonzero(running & (phase == R.TARGET))
-    mask[g, R.TARGET_BASE:R.DONE] = np.arange(1, P)[None, :] < s.num_players[g, None]
+    victim = (s.current[g, None] + np.arange(1, P)[None, :]) % s.num_players[g, None]
+    mask[g, R.TARGET_BASE:R.DONE] = (np.arange(1, P)[None, :] < s.num_players[g, None]) & s.alive[g[:, None], victim]
+    g = np.flatnonzero(running & (phase == R.ATTACH))
+    mask[g, R.ATTACH_BASE:] = E.feature_homes(s, g, s.current[g])
+    g = np.flatnonzero(running & (phase == R.PAYDAY))
+    mask[g, R.DONE] = True
+    mask[g, R.FIRE_BASE:R.WORK_BASE] = s.employees[g, s.current[g]] > 0
     g = np.flatnonzero(running & (phase == R.MAIN))
     if g.size:
-        mask[g, R.DONE:] = main_mask(s, g)
+        mask[g, R.DONE:R.ATTACH_BASE] = main_mask(s, g)
     return mask
 
 
@@ -42,7 +50,7 @@ def units(s: State, g: np.ndarray, seats: np.ndarray) -> np.ndarray:
 
 
 def main_mask(s: State, g: np.ndarray) -> np.ndarray:
-    """bool[k, NUM_ACTIONS - DONE]: the legal decisions of a player's part 2."""
+    """bool[k, ATTACH_BASE - DONE]: the legal decisions of a player's part 2."""
     c = s.current[g]
     out = np.zeros((g.size, R.NUM_ACTIONS), bool)
     out[:, R.DONE] = True
@@ -52,7 +60,7 @@ def main_mask(s: State, g: np.ndarray) -> np.ndarray:
     out[:, R.PLAY_PROJECT_BASE:R.HIRE_BASE] = hand & (room & ~s.played_project[g])[:, None]
     opportunities = s.opportunity_hand[g, c] & ~s.played_opportunity[g, None]
     out[:, R.HIRE_BASE:R.FRONT_BASE] = opportunities & ~s.long_work[g, _FREEZE].any(axis=1)[:, None]
-    can_feature = (s.feature_card[g, c] < 0) & (E.feature_home(s, g, c) >= 0)
+    can_feature = (s.feature_card[g, c] < 0) & E.feature_homes(s, g, c).any(axis=1)
     out[:, R.FRONT_BASE:R.FIRE_BASE] = opportunities & (_IS_SITUATION[None, :] | can_feature[:, None])
     out[:, R.FIRE_BASE:R.WORK_BASE] = s.employees[g, c] > 0
     unit = units(s, g, c)
@@ -67,41 +75,57 @@ def main_mask(s: State, g: np.ndarray) -> np.ndarray:
     open_work = (s.slot_work[g[:, None], owner] > 0) & (s.slot_card[g[:, None], owner] >= 0)[..., None]
     allowed = (r[None, :] < s.num_players[g, None]) & (s.offers[g] < R.MAX_OFFERS)[:, None]
     offers = open_work & allowed[:, :, None, None] & unit[:, None, None, :]
-    out[:, R.OFFER_BASE:] = offers.reshape(g.size, -1)
-    return out[:, R.DONE:]
+    out[:, R.OFFER_BASE:R.ATTACH_BASE] = offers.reshape(g.size, -1)
+    return out[:, R.DONE:R.ATTACH_BASE]
 
 
 def apply(s: State, g: np.ndarray, a: np.ndarray) -> None:
     """Play the legal decisions ``a`` (int[k]) in the running games ``g``."""
     phase = s.phase[g]
     for ph, handler in ((R.PROJECT_OFFER, project_offer), (R.COMMIT, commit), (R.PRICE, price),
-                        (R.ANSWER, answer), (R.TARGET, target), (R.MAIN, main)):
+                        (R.ANSWER, answer), (R.TARGET, target), (R.ATTACH, attach), (R.PAYDAY, payday),
+                        (R.MAIN, main)):
         here = phase == ph
         if here.any():
             handler(s, g[here], a[here])
 
 
 def project_offer(s: State, g: np.ndarray, a: np.ndarray) -> None:
+    """A taker puts the revealed project straight into work; a pass offers it to the next
+    player still in, clockwise; nobody left, it is discarded."""
     took = a == R.TAKE
     t = g[took]
-    s.project_hand[t, s.current[t], s.revealed[t]] = True
+    s.taken_by[t, s.revealed[t]] = s.current[t]
+    put_in_work(s, t, s.current[t], s.revealed[t])
     p = g[~took]
     s.asked[p] += 1
-    more = s.asked[p] < s.num_players[p]
+    following = E.next_seat(s, p, s.active[p], E.seats_past(s, p, s.active[p], s.current[p]), s.alive[p])
+    more = following >= 0
     m = p[more]
-    s.current[m] = (s.current[m] + 1) % s.num_players[m]
-    over = np.concatenate([t, p[~more]])
+    s.current[m] = following[more]
+    nobody = p[~more]
+    s.project_discard[nobody, s.revealed[nobody]] = True
+    over = np.concatenate([t, nobody])
     s.revealed[over] = -1
     E.rest_of_part_one(s, over)
+
+
+def put_in_work(s: State, g: np.ndarray, c: np.ndarray, card: np.ndarray) -> None:
+    """Project ``card`` becomes a project in progress of ``c`` in the lowest free slot."""
+    k = (s.slot_card[g, c] < 0).argmax(axis=1)
+    s.slot_card[g, c, k] = card
+    s.slot_work[g, c, k] = C.PROJECT_WORK[card]
+    s.slot_deadline[g, c, k] = C.PROJECT_DEADLINE[card]
 
 
 def commit(s: State, g: np.ndarray, a: np.ndarray) -> None:
     s.commits[g, s.current[g]] = a - R.COMMIT_BASE
     s.committed[g] += 1
-    last = s.committed[g] == s.num_players[g]
-    m = g[~last]
-    s.current[m] = (s.current[m] + 1) % s.num_players[m]
-    E.resolve_pool(s, g[last])
+    origin = E.pool_origin(s, g)
+    following = E.next_seat(s, g, origin, E.seats_past(s, g, origin, s.current[g]), s.alive[g])
+    more = following >= 0
+    s.current[g[more]] = following[more]
+    E.resolve_pool(s, g[~more])
 
 
 def price(s: State, g: np.ndarray, a: np.ndarray) -> None:
@@ -137,11 +161,25 @@ def target(s: State, g: np.ndarray, a: np.ndarray) -> None:
     s.phase[g] = R.MAIN
 
 
+def attach(s: State, g: np.ndarray, card: np.ndarray) -> None:
+    """The feature just played goes on the player's chosen finished project."""
+    s.feature_card[g, s.current[g]] = card - R.ATTACH_BASE
+    s.phase[g] = R.MAIN
+
+
+def payday(s: State, g: np.ndarray, a: np.ndarray) -> None:
+    """Part 3, before paying: fire an employee (one at a time), or done."""
+    firing = a != R.DONE
+    fire(s, g[firing], a[firing] - R.FIRE_BASE)
+    d = g[~firing]
+    E.next_payday(s, d, E.seats_past(s, d, s.active[d], s.current[d]))
+
+
 def main(s: State, g: np.ndarray, a: np.ndarray) -> None:
     for lo, hi, handler in ((R.DONE, R.SELL_BASE, done), (R.SELL_BASE, R.PLAY_PROJECT_BASE, sell),
                             (R.PLAY_PROJECT_BASE, R.HIRE_BASE, start_project), (R.HIRE_BASE, R.FRONT_BASE, hire),
                             (R.FRONT_BASE, R.FIRE_BASE, play_front), (R.FIRE_BASE, R.WORK_BASE, fire),
-                            (R.WORK_BASE, R.OFFER_BASE, work), (R.OFFER_BASE, R.NUM_ACTIONS, offer)):
+                            (R.WORK_BASE, R.OFFER_BASE, work), (R.OFFER_BASE, R.ATTACH_BASE, offer)):
         here = (a >= lo) & (a < hi)
         if here.any():
             handler(s, g[here], a[here] - lo)
@@ -154,6 +192,7 @@ def done(s: State, g: np.ndarray, _zero: np.ndarray) -> None:
 def sell(s: State, g: np.ndarray, card: np.ndarray) -> None:
     c = s.current[g]
     s.project_hand[g, c, card] = False
+    s.project_discard[g, card] = True
     s.coins[g, c] += 1
     s.sold[g] = True
 
@@ -161,10 +200,7 @@ def sell(s: State, g: np.ndarray, card: np.ndarray) -> None:
 def start_project(s: State, g: np.ndarray, card: np.ndarray) -> None:
     c = s.current[g]
     s.project_hand[g, c, card] = False
-    k = (s.slot_card[g, c] < 0).argmax(axis=1)
-    s.slot_card[g, c, k] = card
-    s.slot_work[g, c, k] = C.PROJECT_WORK[card]
-    s.slot_deadline[g, c, k] = C.PROJECT_DEADLINE[card]
+    put_in_work(s, g, c, card)
     s.played_project[g] = True
 
 
@@ -176,17 +212,19 @@ def hire(s: State, g: np.ndarray, j: np.ndarray) -> None:
     s.free[g, c, sp] += 1
     s.hired[g, c] = True
     s.played_opportunity[g] = True
+    s.opportunity_open[g, j] = True
 
 
 def play_front(s: State, g: np.ndarray, j: np.ndarray) -> None:
-    """A feature (on the lowest completed own project with the icon) or a situation."""
+    """A feature (its project chosen next) or a situation."""
     c = s.current[g]
     s.opportunity_hand[g, c, j] = False
     s.played_opportunity[g] = True
+    s.opportunity_open[g, j] = True
     kind = C.OPP_SITUATION[j]
     f = kind < 0
-    s.feature_card[g[f], c[f]] = E.feature_home(s, g[f], c[f])
     s.feature_work[g[f], c[f]] = C.OPP_FEATURE_WORK[j[f]]
+    s.phase[g[f]] = R.ATTACH
     crunch = kind == C.CRUNCH
     s.self_free[g[crunch], c[crunch]] += 1
     rich = kind == C.INVESTOR

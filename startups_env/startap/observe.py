@@ -1,7 +1,8 @@
 """What a seat of *Стартап* may see, as one float32 vector (docs/startap.md, decision 23).
 
 Seats are relative to the observer (0 = the observer, 1 the next clockwise...); seats past
-the table size are zero. Projects are described card by card (each card is in one place at
+the table size are zero. Public history is in it: who took each revealed project, the
+project cards in the discard pile, the opportunity cards played face up. Projects are described card by card (each card is in one place at
 a time). Hidden from the observer: the other hands (only their sizes show), the decks (only
 their sizes) and the pool's sealed commitments (only who has committed).
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from startups_env.startap import cards as C
+from startups_env.startap import engine as E
 from startups_env.startap import rules as R
 from startups_env.startap.state import P, S, State
 
@@ -19,12 +21,13 @@ PER_SEAT = (("coins", 1), ("hired", 1), ("failures", 1), ("backup", 1), ("employ
             ("self_free", 1), ("project_hand_size", 1), ("opportunity_hand_size", 1), ("feature_work", S),
             ("committed", 1))
 PER_PROJECT = (("in_own_hand", 1), ("revealed", 1), ("in_progress_seat", P), ("slot", R.SLOTS), ("work_left", S),
-               ("weeks_left", 1), ("completed_seat", P), ("features", 1), ("feature_in_progress", 1))
+               ("weeks_left", 1), ("completed_seat", P), ("features", 1), ("feature_in_progress", 1),
+               ("taken_by", P), ("discarded", 1))
 PIECES = (("num_players", R.MAX_PLAYERS - R.MIN_PLAYERS + 1), ("phase", R.NUM_PHASES), ("turn", 1),
           ("active", P), ("current", P), ("main_seat", P),
           ("seats", P * sum(size for _n, size in PER_SEAT)),
           ("projects", C.NUM_PROJECTS * sum(size for _n, size in PER_PROJECT)),
-          ("own_opportunities", C.NUM_OPPORTUNITIES), ("long_work", C.NUM_LONG * S),
+          ("own_opportunities", C.NUM_OPPORTUNITIES), ("opportunities_open", C.NUM_OPPORTUNITIES), ("long_work", C.NUM_LONG * S),
           ("incident", len(C.IMMEDIATE_KINDS) + 2), ("pending", 1), ("decks_left", 3),
           ("turn_flags", 4), ("situation", 2), ("offer_seat", P), ("offer_slot", R.SLOTS),
           ("offer_specialty", S), ("offer_price", 1))
@@ -40,9 +43,10 @@ def _relative(seats: np.ndarray, observer: np.ndarray, n: np.ndarray) -> np.ndar
 def _seat_block(s: State, g: np.ndarray, absolute: np.ndarray, valid: np.ndarray, observer: np.ndarray) -> np.ndarray:
     """float32[k, P, per-seat size]: the public numbers of each relative seat."""
     gi = g[:, None]
+    origin = E.pool_origin(s, g)[:, None]
     n = s.num_players[g, None]
-    first = (s.current[g] - s.committed[g])[:, None]
-    committed = ((absolute - first) % n < s.committed[g, None]) & (s.phase[g] == R.COMMIT)[:, None]
+    before = (absolute - origin) % n < (s.current[g, None] - origin) % n
+    committed = before & s.alive[gi, absolute] & (s.phase[g] == R.COMMIT)[:, None]
     columns = [s.coins[gi, absolute, None], s.hired[gi, absolute, None], s.failures[gi, absolute, None],
                s.backup[gi, absolute, None], s.employees[gi, absolute], s.free[gi, absolute],
                s.self_free[gi, absolute, None], s.project_hand[gi, absolute].sum(-1, keepdims=True),
@@ -71,7 +75,11 @@ def _project_block(s: State, g: np.ndarray, observer: np.ndarray) -> np.ndarray:
     out[rows, cards, base + S + 1 + (owner[rows, cards] - observer[rows]) % n[rows]] = 1
     out[:, :, base + S + 1 + P] = s.features[g]
     rows, seats = np.nonzero(s.feature_card[g] >= 0)
-    out[rows, s.feature_card[g[rows], seats], -1] = 1
+    out[rows, s.feature_card[g[rows], seats], base + S + 2 + P] = 1
+    taker = s.taken_by[g]
+    rows, cards = np.nonzero(taker >= 0)
+    out[rows, cards, base + S + 3 + P + (taker[rows, cards] - observer[rows]) % n[rows]] = 1
+    out[:, :, -1] = s.project_discard[g]
     return out
 
 
@@ -96,6 +104,7 @@ def observe(s: State, seats: np.ndarray | None = None, games: np.ndarray | None 
         _seat_block(s, g, absolute, valid, observer).reshape(k, -1),
         _project_block(s, g, observer).reshape(k, -1),
         s.opportunity_hand[g, observer],
+        s.opportunity_open[g],
         s.long_work[g].reshape(k, -1),
         np.arange(len(C.IMMEDIATE_KINDS))[None, :] == kind[:, None],
         np.where(incident >= 0, C.INCIDENT_LOSS[incident], 0)[:, None],

@@ -23,13 +23,13 @@ SLOTS = 3  # projects in progress per player
 MAX_OFFERS = 2  # work offers a player may make in one part of the turn
 MAX_COMMIT = 5  # coins one player may put into an incident pool
 MAX_PRICE = 3  # coins one offered unit of work may ask
-TURN_CAP = 60  # turns; a game still running then is truncated and ranked by coins
+TURN_CAP = 60  # turns; a game still running then is truncated and ranked as at the end
 #: Office rent by headcount (employees plus the player): (at least this many people, coins).
 RENT_STEPS = ((3, 1), (5, 2), (7, 3))
 
 # Phases: what the player to act decides.
-PROJECT_OFFER, COMMIT, MAIN, PRICE, ANSWER, TARGET = range(6)
-PHASE_NAMES = ("project offer", "incident pool", "main", "price", "answer", "target")
+PROJECT_OFFER, COMMIT, MAIN, PRICE, ANSWER, TARGET, ATTACH, PAYDAY = range(8)
+PHASE_NAMES = ("project offer", "incident pool", "main", "price", "answer", "target", "feature's project", "payday")
 NUM_PHASES = len(PHASE_NAMES)
 
 # Work targets of one's own: the project slots, the feature in progress, the backup, the
@@ -53,7 +53,8 @@ FRONT_BASE = HIRE_BASE + NUM_OPPORTUNITIES  # + j: play opportunity j as its fea
 FIRE_BASE = FRONT_BASE + NUM_OPPORTUNITIES  # + s: fire an employee of specialty s
 WORK_BASE = FIRE_BASE + NUM_SPECIALTIES  # + t * 4 + s: one unit of specialty s on own target t
 OFFER_BASE = WORK_BASE + NUM_TARGETS * NUM_SPECIALTIES  # + ((r - 1) * SLOTS + k) * 4 + s
-NUM_ACTIONS = OFFER_BASE + (MAX_PLAYERS - 1) * SLOTS * NUM_SPECIALTIES
+ATTACH_BASE = OFFER_BASE + (MAX_PLAYERS - 1) * SLOTS * NUM_SPECIALTIES  # + c: the feature goes on project c
+NUM_ACTIONS = ATTACH_BASE + NUM_PROJECTS
 
 
 def target_name(t: int) -> str:
@@ -79,6 +80,8 @@ def action_to_string(a: int) -> str:
         return f"target the player {a - TARGET_BASE + 1} seats on"
     if a == DONE:
         return "done"
+    if a >= ATTACH_BASE:
+        return f"attach the feature to project {a - ATTACH_BASE}"
     if a < PLAY_PROJECT_BASE:
         return f"sell project {a - SELL_BASE}"
     if a < HIRE_BASE:
@@ -113,7 +116,8 @@ class Rules:
         num_players: seats, 2-6.
         reward: the terminal reward, ``"win"`` (+1 to the winner, -1/(N-1) to every other
             seat) or ``"rank"`` (1 - 2 * rank / (N-1), +1 for the winner down to -1 for
-            last); both zero-sum.
+            last); players tied on the tie-break share the mean of their places' rewards;
+            both zero-sum.
         turn_cap: the turns after which a game is truncated; fixed at :data:`TURN_CAP`
             (docs/startap.md), accepted here so that tools can pass it alike to every game.
     """

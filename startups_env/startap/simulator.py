@@ -192,14 +192,19 @@ class Simulator:
         return StepResult(rewards, s.terminated.copy(), s.truncated.copy(), scores, ranks)
 
     def rewards(self, games, dtype=np.float32) -> np.ndarray:
-        """[P, n] terminal rewards of finished ``games`` by ``rules.reward``: "win", +1 to
-        the winner and -1/(N-1) to each other seat; "rank", 1 - 2 * rank / (N-1). 0 for
-        empty seats."""
+        """[P, n] rewards of the ranked seats of ``games`` by ``rules.reward``: "win", +1 to
+        the winner and -1/(N-1) to each other seat; "rank", 1 - 2 * rank / (N-1); seats that
+        share a place (a tie) share the mean of their ranks' rewards. A seat is ranked once
+        the game is over, or once it is out (a running game's eliminated seats: what the
+        PettingZoo env pays them when they leave); 0 for the others and for empty seats."""
         games = np.asarray(games, np.intp)
-        ranks = self.state.ranks[games].T
-        n = self.state.num_players[games].astype(dtype)
+        ranks, place = self.state.ranks[games], self.state.place[games]
+        n = self.state.num_players[games].astype(np.float64)[:, None]
         if self.rules.reward == "rank":
-            reward = 1.0 - 2.0 * ranks / (n[None, :] - 1)
+            base = 1.0 - 2.0 * ranks / (n - 1)
         else:
-            reward = np.where(ranks == 0, 1.0, -1.0 / (n[None, :] - 1))
-        return np.where(ranks >= 0, reward, 0.0).astype(dtype)
+            base = np.where(ranks == 0, 1.0, -1.0 / (n - 1))
+        known = ranks >= 0
+        share = (place[:, :, None] == place[:, None, :]) & known[:, :, None] & known[:, None, :]
+        reward = (share * base[:, None, :]).sum(axis=2) / np.maximum(share.sum(axis=2), 1)
+        return np.where(known, reward, 0.0).T.astype(dtype)

@@ -1,4 +1,12 @@
-"""The state of B games of *Стартап* in lockstep (game axis first), and a step's results."""
+"""The state of B games of *Стартап* in lockstep (game axis first), and a step's results.
+
+``ranks`` is a strict order (0 = winner): an eliminated seat gets its rank when it is out
+(below every seat still in), the others when the game ends. ``place`` is the best rank a
+seat shares: seats tied on the tie-break (docs/startap.md, decision 14) have the same place
+and share the mean of their ranks' rewards; ``ranks`` orders them by the lot.
+``taken_by``, ``project_discard`` and ``opportunity_open`` are public history: who took
+each revealed project, the project cards in the discard pile, the opportunity cards played
+face up (hired, played, or discarded by an eliminated player)."""
 
 from __future__ import annotations
 
@@ -8,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from startups_env.startap.cards import NUM_INCIDENTS, NUM_LONG, NUM_OPPORTUNITIES, NUM_PROJECTS, NUM_SPECIALTIES
-from startups_env.startap.rules import MAX_PLAYERS, SLOTS
+from startups_env.startap.rules import MAX_FAILURES, MAX_PLAYERS, SLOTS
 
 P, S = MAX_PLAYERS, NUM_SPECIALTIES
 
@@ -35,6 +43,8 @@ LAYOUT = {
     "offers": (np.int8, (), 0), "offer_owner": (np.int8, (), -1), "offer_slot": (np.int8, (), -1),
     "offer_specialty": (np.int8, (), -1), "offer_price": (np.int8, (), 0), "situation": (np.int8, (), -1),
     "terminated": (bool, (), False), "truncated": (bool, (), False), "ranks": (np.int8, (P,), -1),
+    "place": (np.int8, (P,), -1), "taken_by": (np.int8, (NUM_PROJECTS,), -1),
+    "project_discard": (bool, (NUM_PROJECTS,), False), "opportunity_open": (bool, (NUM_OPPORTUNITIES,), False),
 }
 #: What no seat may see of another: hands, decks, the pool's sealed commitments.
 HIDDEN_FIELDS = ("project_hand", "opportunity_hand", "project_deck", "opportunity_deck", "incident_deck", "commits")
@@ -91,6 +101,10 @@ class State:
     terminated: np.ndarray
     truncated: np.ndarray
     ranks: np.ndarray
+    place: np.ndarray
+    taken_by: np.ndarray
+    project_discard: np.ndarray
+    opportunity_open: np.ndarray
 
     @classmethod
     def empty(cls, batch_size: int) -> "State":
@@ -100,6 +114,12 @@ class State:
     @property
     def batch_size(self) -> int:
         return self.current.shape[0]
+
+    @property
+    def alive(self) -> np.ndarray:
+        """bool[B, P]: the seats still in the game (seated, fewer than three failures)."""
+        seated = np.arange(P)[None, :] < self.num_players[:, None]
+        return seated & (self.failures < MAX_FAILURES)
 
     @property
     def done(self) -> np.ndarray:
