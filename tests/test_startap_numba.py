@@ -13,6 +13,7 @@ import pytest
 
 from startups_env.startap import rules as R
 from startups_env.startap.simulator import Simulator
+from startups_env.startap.observe import observe
 from startups_env.startap.state import LAYOUT
 
 pytest.importorskip("numba")
@@ -80,3 +81,17 @@ def test_a_replaced_state_is_followed():
         b.step(b.random_actions())
     a.state = b.state.copy()
     assert np.array_equal(a.legal_mask(), b.legal_mask())
+
+
+def test_the_compiled_observation_equals_numpys_for_every_seat():
+    sim = Simulator(60, num_players=np.arange(60) % 5 + 2, seed=4, backend="numba")
+    rng = np.random.default_rng(0)
+    games = np.arange(60)
+    for step in range(400):
+        for seat in range(R.MAX_PLAYERS):
+            seats = np.minimum(seat, sim.state.num_players - 1).astype(np.intp)
+            expected = observe(sim.state, seats, games)
+            got = sim.engine.observe(seats, games)
+            assert np.array_equal(got, expected), (step, seat, np.argwhere(got != expected)[:5])
+        sim.step(sim.random_actions(rng=rng))
+    assert sim.done.any()

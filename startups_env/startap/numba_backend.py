@@ -22,11 +22,13 @@ import numba
 import numpy as np
 
 from startups_env.startap import cards as C
+from startups_env.startap import observe as O
 from startups_env.startap import rules as R
+from startups_env.startap.observe import OBS_DIM, PER_PROJECT, PER_SEAT, PIECES
 from startups_env.startap.state import P, S, State
 from startups_env.startups.numba_backend import forget_stale_cache, serial_and_parallel
 
-forget_stale_cache(__file__, C.__file__, R.__file__)
+forget_stale_cache(__file__, C.__file__, R.__file__, O.__file__)
 
 #: The State's arrays, by their State names, as one record a kernel takes.
 StateArrays = namedtuple("StateArrays", [f.name for f in fields(State)])
@@ -38,8 +40,15 @@ def arrays(state: State) -> StateArrays:
 
 
 def _jit(function):
-    """A compiled piece that allocates nothing (no reference counting: it only indexes)."""
+    """A kernel called from Python (or a loop body called from a ``prange`` loop): compiled
+    without reference counting, as it allocates nothing."""
     return numba.njit(cache=True, nogil=True, _nrt=False)(function)
+
+
+def _inline(function):
+    """A per-game piece, inlined into each kernel that calls it: a compiled call would pass
+    the state's 51 arrays as several words each, which costs more than the rule it applies."""
+    return numba.njit(cache=True, nogil=True, inline="always")(function)
 
 
 # The card tables and constants the rules read (frozen into the kernels).
@@ -56,13 +65,13 @@ NP, NO, NI, SLOTS = C.NUM_PROJECTS, C.NUM_OPPORTUNITIES, C.NUM_INCIDENTS, R.SLOT
 
 
 # ---------------------------------------------------------------- seats
-@_jit
+@_inline
 def alive(s, g, p):
     """Seat p is at the table and not out."""
     return p < s.num_players[g] and s.failures[g, p] < R.MAX_FAILURES
 
 
-@_jit
+@_inline
 def alive_count(s, g):
     count = 0
     for p in range(P):
@@ -70,7 +79,7 @@ def alive_count(s, g):
     return count
 
 
-@_jit
+@_inline
 def staff(s, g, p):
     total = 0
     for sp in range(S):
@@ -78,7 +87,7 @@ def staff(s, g, p):
     return total
 
 
-@_jit
+@_inline
 def next_seat(s, g, origin, after, staffed):
     """The first seat still in, clockwise from ``origin``, more than ``after`` seats past it
     (with staff if ``staffed``); -1 if none."""
@@ -92,18 +101,18 @@ def next_seat(s, g, origin, after, staffed):
     return best
 
 
-@_jit
+@_inline
 def seats_past(s, g, origin, seat):
     return (np.int64(seat) - np.int64(origin)) % np.int64(s.num_players[g])
 
 
-@_jit
+@_inline
 def pool_origin(s, g):
     return s.active[g] if s.main_seat[g] < 0 else s.main_seat[g]
 
 
 # ---------------------------------------------------------------- the turn
-@_jit
+@_inline
 def start_turn(s, g):
     """Part 1 (not on the first turn): reveal a project to offer round the table."""
     if s.turn[g] > 0 and s.project_next[g] < NP:
@@ -116,7 +125,7 @@ def start_turn(s, g):
         rest_of_part_one(s, g)
 
 
-@_jit
+@_inline
 def rest_of_part_one(s, g):
     """After the offer: the active player draws an opportunity, an incident is revealed."""
     if s.turn[g] > 0:
@@ -128,7 +137,7 @@ def rest_of_part_one(s, g):
     start_part_two(s, g)
 
 
-@_jit
+@_inline
 def reveal_incident(s, g):
     """The next incident: a long one goes on the table, an immediate one opens the pool
     (returns True: the pool needs decisions)."""
@@ -150,13 +159,13 @@ def reveal_incident(s, g):
     return True
 
 
-@_jit
+@_inline
 def start_part_two(s, g):
     s.main_seat[g] = s.active[g]
     begin_main(s, g, s.active[g])
 
 
-@_jit
+@_inline
 def begin_main(s, g, seat):
     """A player's part 2: every member of the team is free for one unit of work."""
     s.self_free[g, seat] = 1
@@ -168,7 +177,7 @@ def begin_main(s, g, seat):
     s.current[g] = seat
 
 
-@_jit
+@_inline
 def end_main(s, g):
     """DONE: a week passes on each project of the player; one at its deadline fails; a third
     failure puts the player out; the last player left wins."""
@@ -189,7 +198,7 @@ def end_main(s, g):
         after_main(s, g)
 
 
-@_jit
+@_inline
 def after_main(s, g):
     """Incidents that finished projects brought are revealed, then the next player's part 2
     (or, after the last, part 3)."""
@@ -206,7 +215,7 @@ def after_main(s, g):
         begin_main(s, g, following)
 
 
-@_jit
+@_inline
 def next_payday(s, g, after):
     """The next player with staff more than ``after`` seats past the active one decides whom
     to fire, or (none left) the costs and income."""
@@ -218,7 +227,7 @@ def next_payday(s, g, after):
         end_turn(s, g)
 
 
-@_jit
+@_inline
 def pay_seat(s, g, p, rent_hike, no_profit):
     """Part 3 for seat p: rent, salaries (developers first; unpaid employees leave), the
     freelance salary, profit. Returns the coins."""
@@ -245,7 +254,7 @@ def pay_seat(s, g, p, rent_hike, no_profit):
     return coins if here else 0
 
 
-@_jit
+@_inline
 def any_work(s, g, long):
     for sp in range(S):
         if s.long_work[g, long, sp] != 0:
@@ -253,7 +262,7 @@ def any_work(s, g, long):
     return False
 
 
-@_jit
+@_inline
 def end_turn(s, g):
     """Part 3, then the win at 27, the turn cap, and the next turn."""
     rent_hike, no_profit = any_work(s, g, RENT_HIKE), any_work(s, g, NO_PROFIT)
@@ -271,7 +280,7 @@ def end_turn(s, g):
     start_turn(s, g)
 
 
-@_jit
+@_inline
 def eliminate(s, g, seat):
     """A third failure: the player is out, ranked below everyone still in; their cards go to
     the discard pile face up."""
@@ -299,7 +308,7 @@ def eliminate(s, g, seat):
     s.backup[g, seat] = 0
 
 
-@_jit
+@_inline
 def tie_key(s, g, p):
     """The tie-break: more coins, then more finished projects, then fewer failures (lower is better)."""
     finished = 0
@@ -308,7 +317,7 @@ def tie_key(s, g, p):
     return ((10**4 - np.int64(s.coins[g, p])) * 64 + (NP - finished)) * 4 + s.failures[g, p]
 
 
-@_jit
+@_inline
 def finish(s, g, truncated):
     """The end: the players still in ranked by :func:`tie_key`, the lot (the incident deck's
     last cards) ordering those who share a place."""
@@ -330,7 +339,7 @@ def finish(s, g, truncated):
 
 
 # ---------------------------------------------------------------- effects
-@_jit
+@_inline
 def clear_slot(s, g, p, k):
     s.slot_card[g, p, k] = -1
     s.slot_deadline[g, p, k] = 0
@@ -338,13 +347,13 @@ def clear_slot(s, g, p, k):
         s.slot_work[g, p, k, sp] = 0
 
 
-@_jit
+@_inline
 def discard_slot(s, g, p, k):
     s.project_discard[g, s.slot_card[g, p, k]] = True
     clear_slot(s, g, p, k)
 
 
-@_jit
+@_inline
 def data_loss(s, g, p):
     """A backup absorbs it (and is used up); without one, all progress on projects is lost."""
     if s.backup[g, p] == R.BACKUP_WORK:
@@ -356,7 +365,7 @@ def data_loss(s, g, p):
             s.slot_work[g, p, k, sp] = WORK[card, sp] if card >= 0 else 0
 
 
-@_jit
+@_inline
 def resolve_pool(s, g):
     """All have committed: enough coins cancel the incident (and are paid), too few are
     handed back and it strikes everyone still in."""
@@ -380,7 +389,7 @@ def resolve_pool(s, g):
         after_main(s, g)
 
 
-@_jit
+@_inline
 def complete(s, g, owner, k):
     """A project's last unit: its bonus, its income from now on, competitors of its name
     pushed out (with their features), and an incident if the card says so."""
@@ -407,7 +416,7 @@ def complete(s, g, owner, k):
     s.pending[g] += BRINGS_INCIDENT[card]
 
 
-@_jit
+@_inline
 def use_unit(s, g, p, sp):
     """One unit of specialty sp: a free employee of it if there is one, else the player."""
     if s.free[g, p, sp] > 0:
@@ -416,7 +425,7 @@ def use_unit(s, g, p, sp):
         s.self_free[g, p] -= 1
 
 
-@_jit
+@_inline
 def work_on_slot(s, g, owner, k, sp):
     s.slot_work[g, owner, k, sp] -= 1
     left = 0
@@ -426,7 +435,7 @@ def work_on_slot(s, g, owner, k, sp):
         complete(s, g, owner, k)
 
 
-@_jit
+@_inline
 def put_in_work(s, g, p, card):
     """Project ``card`` becomes a project in progress of p in the lowest free slot."""
     k = 0
@@ -439,7 +448,7 @@ def put_in_work(s, g, p, card):
 
 
 # ---------------------------------------------------------------- the legal decisions
-@_jit
+@_inline
 def has_room(s, g, p):
     for k in range(SLOTS):
         if s.slot_card[g, p, k] < 0:
@@ -447,13 +456,13 @@ def has_room(s, g, p):
     return False
 
 
-@_jit
+@_inline
 def feature_home(s, g, p, c):
     """Project c is a finished project of p with the feature icon."""
     return s.completed_owner[g, c] == p and ICON[c]
 
 
-@_jit
+@_inline
 def legal_game(mask, g, s):
     """mask[g] = the legal decisions of the player to act (all False once over)."""
     for a in range(R.NUM_ACTIONS):
@@ -485,7 +494,7 @@ def legal_game(mask, g, s):
         legal_main(mask, g, s, c)
 
 
-@_jit
+@_inline
 def legal_main(mask, g, s, c):
     """The legal decisions of a player's part 2."""
     mask[g, R.DONE] = True
@@ -510,7 +519,7 @@ def legal_main(mask, g, s, c):
             legal_work(mask, g, s, c, sp)
 
 
-@_jit
+@_inline
 def legal_work(mask, g, s, c, sp):
     """Where a unit of specialty sp may go: own targets, and offers to the others' projects."""
     for k in range(SLOTS):
@@ -530,7 +539,7 @@ def legal_work(mask, g, s, c, sp):
 
 
 # ---------------------------------------------------------------- the decisions
-@_jit
+@_inline
 def project_offer(s, g, a):
     """A taker puts the revealed project into work; a pass offers it to the next player
     still in; nobody left, it is discarded."""
@@ -549,7 +558,7 @@ def project_offer(s, g, a):
     rest_of_part_one(s, g)
 
 
-@_jit
+@_inline
 def commit(s, g, a):
     s.commits[g, s.current[g]] = a - R.COMMIT_BASE
     s.committed[g] += 1
@@ -561,7 +570,7 @@ def commit(s, g, a):
         resolve_pool(s, g)
 
 
-@_jit
+@_inline
 def answer(s, g, a):
     """The owner accepts (the unit works on the project, the owner pays) or refuses."""
     helper = s.main_seat[g]
@@ -578,7 +587,7 @@ def answer(s, g, a):
     s.current[g] = helper
 
 
-@_jit
+@_inline
 def target(s, g, a):
     victim = (np.int64(s.current[g]) + a - R.TARGET_BASE + 1) % np.int64(s.num_players[g])
     if s.situation[g] == C.TAX_AUDIT:
@@ -589,14 +598,14 @@ def target(s, g, a):
     s.phase[g] = R.MAIN
 
 
-@_jit
+@_inline
 def fire(s, g, sp):
     c = s.current[g]
     s.employees[g, c, sp] -= 1
     s.free[g, c, sp] = min(s.free[g, c, sp], s.employees[g, c, sp])
 
 
-@_jit
+@_inline
 def step_game(g, a, s):
     """Play the legal decision ``a`` in the running game g."""
     phase = s.phase[g]
@@ -624,7 +633,7 @@ def step_game(g, a, s):
         main(s, g, a)
 
 
-@_jit
+@_inline
 def main(s, g, a):
     """A decision of a player's part 2."""
     c = s.current[g]
@@ -656,7 +665,7 @@ def main(s, g, a):
         s.phase[g] = R.PRICE
 
 
-@_jit
+@_inline
 def hire(s, g, c, j):
     s.opportunity_hand[g, c, j] = False
     sp = OPP_SPECIALTY[j]
@@ -667,7 +676,7 @@ def hire(s, g, c, j):
     s.opportunity_open[g, j] = True
 
 
-@_jit
+@_inline
 def play_front(s, g, c, j):
     """A feature (its project chosen next) or a situation."""
     s.opportunity_hand[g, c, j] = False
@@ -690,7 +699,7 @@ def play_front(s, g, c, j):
         s.phase[g] = R.TARGET
 
 
-@_jit
+@_inline
 def work(s, g, c, t, sp):
     """One unit on an own target: a project slot, the feature, the backup or a long incident."""
     use_unit(s, g, c, sp)
@@ -719,6 +728,13 @@ def legal_rows(mask, games, s):
 
 
 @_jit
+def start_rows(games, s):
+    """The first turn of freshly dealt ``games`` starts."""
+    for i in range(games.shape[0]):
+        start_turn(s, games[i])
+
+
+@_jit
 def count_illegal(mask, actions, active, s):
     """How many active running games' actions are out of range or illegal."""
     bad = 0
@@ -730,7 +746,8 @@ def count_illegal(mask, actions, active, s):
 
 
 STEP_BLOCK = 256  # games per block of the batch step (a thread's unit of work)
-PARALLEL_FROM = 4096  # games per batch from which the step runs on numba's threads
+PARALLEL_FROM = 16384  # games per batch from which the step runs on numba's threads (at 4096 on a busy
+# 2-core machine the threaded step took 4x the CPU time of the serial one: threads spin waiting for a core)
 
 
 def _step_games(actions, active, over, mask, s):
@@ -775,63 +792,146 @@ def pick_legal(mask, u, out):
                 pick -= 1
 
 
-class NumbaEngine:
-    """The compiled engine of one :class:`~startups_env.startap.simulator.Simulator`: it keeps
-    every game's legal mask up to date (the step writes those of the games it stepped) and
-    follows the simulator's state, re-reading its arrays when the state object is replaced."""
-
-    name = "numba"
-
-    def __init__(self, sim):
-        self.sim = sim
-        self._state = None
-        self._arrays = None
-        self._mask = np.zeros((sim.batch_size, R.NUM_ACTIONS), bool)
-        self._over = np.zeros(sim.batch_size, bool)
-
-    def arrays(self) -> StateArrays:
-        """The simulator's state as :data:`StateArrays` (all masks rewritten if it was replaced)."""
-        if self.sim.state is not self._state:
-            self._state = self.sim.state
-            self._arrays = arrays(self._state)
-            legal_rows(self._mask, np.arange(self.sim.batch_size), self._arrays)
-        return self._arrays
-
-    def dealt(self, games: np.ndarray) -> None:
-        """Games were dealt afresh (by the shared numpy deal): their masks are rewritten."""
-        legal_rows(self._mask, np.ascontiguousarray(games, np.intp), self.arrays())
-
-    def mask(self) -> np.ndarray:
-        """bool[B, NUM_ACTIONS]: the legal masks (the engine's own array: do not change it)."""
-        self.arrays()
-        return self._mask
-
-    def step(self, g: np.ndarray, a: np.ndarray) -> np.ndarray:
-        """Apply the legal actions ``a`` in the running games ``g``; the games that ended."""
-        s = self.arrays()
-        b = self.sim.batch_size
-        if g.size == 1:
-            step_one(self._mask, int(g[0]), int(a[0]), s)
-            return g if s.terminated[g[0]] or s.truncated[g[0]] else g[:0]
-        actions = np.zeros(b, np.int64)
-        actions[g] = a
-        active = np.zeros(b, bool)
-        active[g] = True
-        kernel = step_games_parallel if b >= PARALLEL_FROM else step_games
-        kernel(actions, active, self._over, self._mask, s)
-        return np.flatnonzero(self._over)
-
-    def sample(self, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """int64[B]: a uniformly random legal action per row of ``mask`` (0 where none), from
-        the same draws as numpy's ``uniform_legal``."""
-        u = rng.random(mask.shape[0])
-        out = np.empty(mask.shape[0], np.int64)
-        pick_legal(np.ascontiguousarray(mask, bool), u, out)
-        return out
-
-
 @_jit
 def step_one(mask, g, a, s):
     """The one-game path: play ``a`` in game g and write its mask."""
     step_game(g, a, s)
     legal_game(mask, g, s)
+
+
+# ---------------------------------------------------------------- the observation
+def _offsets() -> dict[str, int]:
+    out, at = {}, 0
+    for name, size in PIECES:
+        out[name] = at
+        at += size
+    return out
+
+
+_AT = _offsets()
+AT_SEATS, AT_PROJECTS, AT_OWN_OPP, AT_OPEN_OPP = _AT["seats"], _AT["projects"], _AT["own_opportunities"], \
+    _AT["opportunities_open"]
+AT_LONG, AT_INCIDENT, AT_TAIL = _AT["long_work"], _AT["incident"], _AT["pending"]
+AT_PHASE, AT_TURN, AT_ACTIVE, AT_CURRENT, AT_MAIN = (_AT[k] for k in ("phase", "turn", "active", "current", "main_seat"))
+PER_SEAT_SIZE = sum(size for _n, size in PER_SEAT)
+PER_PROJECT_SIZE = sum(size for _n, size in PER_PROJECT)
+PJ_BASE = 2 + P + SLOTS  # the project piece's work_left column
+
+
+@_inline
+def one_hot_seat(out, row, at, seat, observer, n):
+    """out[row, at + the seat relative to the observer] = 1 (nothing for seat -1)."""
+    if seat >= 0:
+        out[row, at + (np.int64(seat) - observer) % n] = 1.0
+
+
+@_inline
+def observe_into(out, row, g, observer, s):
+    """out[row] (float32[OBS_DIM], zeroed here) = what ``observer`` sees of game g, as
+    :func:`startups_env.startap.observe.observe` writes it."""
+    for x in range(OBS_DIM):
+        out[row, x] = 0.0
+    n = np.int64(s.num_players[g])
+    observer = np.int64(observer)
+    out[row, n - R.MIN_PLAYERS] = 1.0
+    out[row, AT_PHASE + s.phase[g]] = 1.0
+    out[row, AT_TURN] = s.turn[g]
+    one_hot_seat(out, row, AT_ACTIVE, s.active[g], observer, n)
+    one_hot_seat(out, row, AT_CURRENT, s.current[g], observer, n)
+    one_hot_seat(out, row, AT_MAIN, s.main_seat[g], observer, n)
+    for r in range(n):
+        observe_seat(out, row, AT_SEATS + r * PER_SEAT_SIZE, g, (observer + r) % n, s)
+    observe_projects(out, row, g, observer, n, s)
+    for j in range(NO):
+        out[row, AT_OWN_OPP + j] = s.opportunity_hand[g, observer, j]
+        out[row, AT_OPEN_OPP + j] = s.opportunity_open[g, j]
+    for long in range(C.NUM_LONG):
+        for sp in range(S):
+            out[row, AT_LONG + long * S + sp] = s.long_work[g, long, sp]
+    observe_tail(out, row, g, observer, n, s)
+
+
+@_inline
+def observe_seat(out, row, at, g, p, s):
+    """The public numbers of seat p (PER_SEAT), from out[row, at]."""
+    out[row, at] = s.coins[g, p]
+    out[row, at + 1] = s.hired[g, p]
+    out[row, at + 2] = s.failures[g, p]
+    out[row, at + 3] = s.backup[g, p]
+    for sp in range(S):
+        out[row, at + 4 + sp] = s.employees[g, p, sp]
+        out[row, at + 8 + sp] = s.free[g, p, sp]
+        out[row, at + 15 + sp] = s.feature_work[g, p, sp]
+    out[row, at + 12] = s.self_free[g, p]
+    hand = 0
+    for c in range(NP):
+        hand += s.project_hand[g, p, c]
+    out[row, at + 13] = hand
+    hand = 0
+    for j in range(NO):
+        hand += s.opportunity_hand[g, p, j]
+    out[row, at + 14] = hand
+    if s.phase[g] == R.COMMIT and alive(s, g, p):
+        origin = pool_origin(s, g)
+        out[row, at + 19] = seats_past(s, g, origin, p) < seats_past(s, g, origin, s.current[g])
+
+
+@_inline
+def observe_projects(out, row, g, observer, n, s):
+    """Where each project card is and how far along (PER_PROJECT, card by card)."""
+    for c in range(NP):
+        at = AT_PROJECTS + c * PER_PROJECT_SIZE
+        out[row, at] = s.project_hand[g, observer, c]
+        out[row, at + 1] = s.revealed[g] == c
+        one_hot_seat(out, row, at + PJ_BASE + S + 1, s.completed_owner[g, c], observer, n)
+        out[row, at + PJ_BASE + S + 1 + P] = s.features[g, c]
+        one_hot_seat(out, row, at + PJ_BASE + S + 3 + P, s.taken_by[g, c], observer, n)
+        out[row, at + PER_PROJECT_SIZE - 1] = s.project_discard[g, c]
+    for p in range(P):
+        if s.feature_card[g, p] >= 0:
+            out[row, AT_PROJECTS + s.feature_card[g, p] * PER_PROJECT_SIZE + PJ_BASE + S + 2 + P] = 1.0
+        for k in range(SLOTS):
+            c = s.slot_card[g, p, k]
+            if c < 0:
+                continue
+            at = AT_PROJECTS + c * PER_PROJECT_SIZE
+            one_hot_seat(out, row, at + 2, p, observer, n)
+            out[row, at + 2 + P + k] = 1.0
+            for sp in range(S):
+                out[row, at + PJ_BASE + sp] = s.slot_work[g, p, k, sp]
+            out[row, at + PJ_BASE + S] = s.slot_deadline[g, p, k]
+
+
+@_inline
+def observe_tail(out, row, g, observer, n, s):
+    """The incident, the counters, the turn's flags, the situation and the work offer."""
+    card = s.incident[g]
+    if card >= 0:
+        if INCIDENT_KIND[card] < 2:
+            out[row, AT_INCIDENT + INCIDENT_KIND[card]] = 1.0
+        out[row, AT_INCIDENT + 2] = INCIDENT_LOSS[card]
+        out[row, AT_INCIDENT + 3] = INCIDENT_AVOID[card]
+    at = AT_TAIL
+    out[row, at] = s.pending[g]
+    out[row, at + 1] = NP - s.project_next[g]
+    out[row, at + 2] = NO - s.opportunity_next[g]
+    out[row, at + 3] = NI - s.incident_next[g]
+    out[row, at + 4] = s.sold[g]
+    out[row, at + 5] = s.played_project[g]
+    out[row, at + 6] = s.played_opportunity[g]
+    out[row, at + 7] = s.offers[g]
+    out[row, at + 8] = s.situation[g] == C.TAX_AUDIT
+    out[row, at + 9] = s.situation[g] == C.LOST_BACKUP
+    one_hot_seat(out, row, at + 10, s.offer_owner[g], observer, n)
+    if s.offer_slot[g] >= 0:
+        out[row, at + 10 + P + s.offer_slot[g]] = 1.0
+    if s.offer_specialty[g] >= 0:
+        out[row, at + 10 + P + SLOTS + s.offer_specialty[g]] = 1.0
+    out[row, at + 10 + P + SLOTS + S] = s.offer_price[g]
+
+
+@_jit
+def observe_rows(out, games, seats, s):
+    """out[i] = the observation of seats[i] in games[i]."""
+    for i in range(games.shape[0]):
+        observe_into(out, i, games[i], seats[i], s)

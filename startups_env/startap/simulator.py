@@ -15,12 +15,12 @@ import numpy as np
 from startups_env.checks import active_games, check_seed, game_indices, is_int
 from startups_env.startap.backend import make_engine
 from startups_env.startap.cards import NUM_INCIDENTS, NUM_OPPORTUNITIES, NUM_PROJECTS
-from startups_env.startap.engine import start_turn
 from startups_env.startap.rules import (MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, START_COINS, START_OPPORTUNITIES,
                                         START_PROJECTS, Rules, action_to_string)
 from startups_env.startap.state import State, StepResult
 
 P = MAX_PLAYERS
+_GAME_ZERO = np.zeros(1, np.intp)
 DECK_SIZES = {"project_deck": NUM_PROJECTS, "opportunity_deck": NUM_OPPORTUNITIES, "incident_deck": NUM_INCIDENTS}
 
 
@@ -110,8 +110,7 @@ class Simulator:
                 hand[games[at, None], seat, cards] = True
             following[games] = per_seat * players
         s.coins[games] = np.where(np.arange(P)[None, :] < players[:, None], START_COINS, 0)
-        start_turn(s, games)
-        self.engine.dealt(games)
+        self.engine.dealt(games)  # (the first turn starts: the engine's start_turn)
 
     def reset(self, seed=None, *, num_players=None, decks=None) -> None:
         """Deal every game afresh. seed: an int, a Generator or None (keep the generator);
@@ -177,6 +176,13 @@ class Simulator:
         changes."""
         g, a = self._check(actions, active)
         return self._results(self.engine.step(g, a))
+
+    def step_one(self, action: int) -> StepResult | None:
+        """The env's path, in a batch of one: play ``action`` (an int, legal: the caller has
+        checked it against :meth:`legal_mask`) in game 0; the StepResult if that ended the
+        game, else None."""
+        ended = self.engine.step(_GAME_ZERO, np.array([action], np.int64))
+        return self._results(ended) if ended.size else None
 
     def _results(self, ended: np.ndarray) -> StepResult:
         s = self.state
