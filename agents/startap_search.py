@@ -18,8 +18,12 @@ from startups_env.startap import cards as C
 from startups_env.startap import numba_backend as K
 from startups_env.startap import rules as R
 from startups_env.startap.game import GAME
+from startups_env.startups.numba_backend import forget_stale_cache
 
 from .search.determinized import DeterminizedSearch
+
+# (its kernels inline the engine's rules: a change there must recompile them too)
+forget_stale_cache(__file__, K.__file__, C.__file__, R.__file__)
 
 _TOTAL_WORK = C.PROJECT_WORK.sum(axis=1).astype(np.int64)
 
