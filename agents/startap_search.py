@@ -110,6 +110,7 @@ class StartapSearchAgent(DeterminizedSearch):
     """Стартап's ``search``: worlds from ``GAME.deal_hidden``, rollouts by the compiled worker."""
 
     game = GAME
+    rollout_settings = {"reward": "rank"}  # (a finer signal than the win alone from a few worlds)
 
     def play_out(self, sim) -> None:
         mask = np.empty((sim.batch_size, R.NUM_ACTIONS), bool)

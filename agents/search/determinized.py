@@ -33,6 +33,9 @@ class DeterminizedSearch(Agent):
     needs = frozenset({"public"})
     #: The game's record (a subclass sets it).
     game: Game | None = None
+    #: The settings of the rollouts' rules (``game.make_rules(n, **rollout_settings)``): the
+    #: reward the search maximizes.
+    rollout_settings: dict = {}
 
     def __init__(self, seed=None, *, worlds: int = 8, max_candidates: int = 8):
         super().__init__(seed)
@@ -59,18 +62,19 @@ class DeterminizedSearch(Agent):
         return out
 
     def candidates(self, public, legal: np.ndarray) -> np.ndarray:
-        """The actions searched: every legal one, or (more than ``max_candidates``) the rollout
-        policy's choice and ``max_candidates - 1`` others at random."""
-        if legal.size <= self.max_candidates:
-            return legal
+        """The actions searched, the rollout policy's choice first (so that it wins a tie): every
+        legal one, or (more than ``max_candidates``) ``max_candidates - 1`` others at random."""
         first = self.preferred(public, legal)
-        others = self.rng.choice(legal[legal != first], self.max_candidates - 1, replace=False)
-        return np.concatenate([[first], np.sort(others)])
+        others = legal[legal != first]
+        if others.size >= self.max_candidates:
+            others = np.sort(self.rng.choice(others, self.max_candidates - 1, replace=False))
+        return np.concatenate([[first], others])
 
     def _simulator(self, num_players: int, size: int):
         key = (num_players, size)
         if key not in self._sims:
-            self._sims[key] = self.game.make_simulator(self.game.make_rules(num_players), size, seed=0)
+            self._sims[key] = self.game.make_simulator(self.game.make_rules(num_players, **self.rollout_settings), size,
+                                                      seed=0)
         return self._sims[key]
 
     def decide(self, public, legal: np.ndarray) -> int:
@@ -85,4 +89,4 @@ class DeterminizedSearch(Agent):
         sim.step(np.repeat(cands, w))
         self.play_out(sim)
         value = sim.rewards(np.arange(w * k))[seat].reshape(k, w).mean(axis=1)
-        return int(cands[int(np.argmax(value))])
+        return int(cands[int(np.argmax(value))])  # (the first of the best: the preferred on a tie)
