@@ -3,8 +3,11 @@
 Prints one line per figure (speeds are the median of ``--repeats`` runs of ``--seconds``
 wall-clock seconds, random legal actions, finished games re-dealt inside the timed loop):
 
-    batch B=... players=4 decisions_per_s=...   Simulator: random_actions() + step()
-    aec players=4 decisions_per_s=...            the PettingZoo env in the usual random-agent loop
+    batch B=... players=4 backend=... decisions_per_s=...   Simulator(backend=...): random_actions() + step(),
+                                                 once per backend (--backends), each repeat on every backend in turn
+    batch B=... players=4 numba_over_numpy=...   the ratio of the two in this run
+    aec players=4 backend=... decisions_per_s=...   the PettingZoo env(backend=...) in the usual random-agent loop
+    aec players=4 numba_over_numpy=...
     game_length players=N bots=random decisions=... turns=...   mean of --games games at each table size
     game_length players=N bots=builder decisions=... turns=...  the same with the builder bot in every seat
     wins players=N A_vs_B=...                    share of --matches seat-rotated games that A wins, A and B
@@ -20,7 +23,7 @@ interval, and the share of games that ended with one player left, with 27 coins,
 turn cap, and in a shared win.
 
 A decision is one action of one player. Options: ``--players 4``, ``--repeats 3``,
-``--seconds 2.0``, ``--batch-sizes 1,256,4096``, ``--games 1000``, ``--matches 400`` (0 to
+``--seconds 2.0``, ``--batch-sizes 1,256,4096``, ``--backends numpy,numba`` (those installed), ``--games 1000``, ``--matches 400`` (0 to
 skip), ``--quick`` (short runs and few games, for a smoke test), ``--clock cpu`` (time this
 process's CPU time: steadier on a shared machine).
 """
@@ -37,6 +40,7 @@ import numpy as np
 from startups_env.envs.startap_aec import env as make_env
 from startups_env.startap.observe import observe
 from startups_env.startap.simulator import Simulator
+from startups_env.startups.backend import BACKENDS, numba_available
 from startups_env.table.driver import Table
 from startups_env.tools.cli import prog, table_size_arg
 
@@ -46,8 +50,9 @@ from .startap_bots import make_startap_agent, play_games
 CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 
 
-def batch_rate(batch: int, players: int, seconds: float, clock=time.perf_counter) -> float:
-    sim = Simulator(batch, num_players=players, seed=0)
+def batch_rate(batch: int, players: int, seconds: float, clock=time.perf_counter, backend: str = "numpy") -> float:
+    sim = Simulator(batch, num_players=players, seed=0, backend=backend)
+    sim.step(sim.random_actions())  # (the compiled engine's first call out of the timing)
     decisions, start = 0, clock()
     while clock() - start < seconds:
         finished = np.flatnonzero(sim.done)
@@ -58,8 +63,9 @@ def batch_rate(batch: int, players: int, seconds: float, clock=time.perf_counter
     return decisions / (clock() - start)
 
 
-def aec_rate(players: int, seconds: float, clock=time.perf_counter) -> float:
-    e = make_env(num_players=players)
+def aec_rate(players: int, seconds: float, clock=time.perf_counter, backend: str = "numpy") -> float:
+    e = make_env(num_players=players, backend=backend)
+    e.reset(seed=0)  # (the compiled engine's first call out of the timing)
     decisions, start, seed = 0, clock(), 0
     while clock() - start < seconds:
         e.reset(seed=seed)
@@ -113,6 +119,17 @@ def print_seat_balance(players: int, games: int, bot: str) -> None:
           flush=True)
 
 
+def print_rates(label: str, repeats: int, backends: list[str], rate) -> None:
+    """The median of ``repeats`` runs of ``rate(backend)`` per backend (each repeat on every
+    backend in turn, so that the ratio is taken between runs of the same minutes)."""
+    runs = [{backend: rate(backend) for backend in backends} for _ in range(repeats)]
+    medians = {backend: statistics.median(run[backend] for run in runs) for backend in backends}
+    for backend, value in medians.items():
+        print(f"{label} backend={backend} decisions_per_s={value:.0f}", flush=True)
+    if {"numpy", "numba"} <= set(medians):
+        print(f"{label} numba_over_numpy={medians['numba'] / medians['numpy']:.2f}", flush=True)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog("startups_env.agents.startap_bench"),
                                      description=__doc__.split("\n\n")[0])
@@ -125,6 +142,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall")
     parser.add_argument("--seats", default=None, help="print the seat balance of this bot instead")
+    parser.add_argument("--backends", default=",".join(b for b in BACKENDS if b != "numba" or numba_available()))
     return parser
 
 
@@ -142,12 +160,12 @@ def main(argv=None) -> None:
         return
     if not 2 <= args.players <= 6 or args.repeats < 1 or args.seconds <= 0 or min(sizes) < 1 or args.games < 1:
         parser.error("need 2-6 players, repeats >= 1, seconds > 0, batch sizes >= 1 and games >= 1")
+    backends = args.backends.split(",")
     for b in sizes:
-        rate = statistics.median(batch_rate(b, args.players, args.seconds, CLOCKS[args.clock])
-                                 for _ in range(args.repeats))
-        print(f"batch B={b} players={args.players} decisions_per_s={rate:.0f}", flush=True)
-    rate = statistics.median(aec_rate(args.players, args.seconds, CLOCKS[args.clock]) for _ in range(args.repeats))
-    print(f"aec players={args.players} decisions_per_s={rate:.0f}", flush=True)
+        print_rates(f"batch B={b} players={args.players}", args.repeats, backends,
+                    lambda backend, b=b: batch_rate(b, args.players, args.seconds, CLOCKS[args.clock], backend))
+    print_rates(f"aec players={args.players}", args.repeats, backends,
+                lambda backend: aec_rate(args.players, args.seconds, CLOCKS[args.clock], backend))
     for bot, n in itertools.product(("random", "builder"), range(2, 7)):
         decisions, turns = game_length(n, args.games, bot)
         print(f"game_length players={n} bots={bot} decisions={decisions:.1f} turns={turns:.2f}", flush=True)

@@ -210,7 +210,7 @@ def test_one_front_door_serves_both_games():
 
 @pytest.mark.parametrize("command, name", [("exit", "expert iteration"), ("distill", "distillation")])
 def test_expert_iteration_and_distillation_refuse_a_game_without_a_search(command, name, tmp_path, capsys):
-    """They label decisions with a search bot, which Стартап has not yet: --game startap is
+    """They label decisions with a search bot, which Стартап's search does not yet: --game startap is
     refused up front, naming the missing search, and nothing is written."""
     module = __import__(f"startups_env.train.{command}", fromlist=["main"])
     out = tmp_path / "run"
@@ -226,7 +226,7 @@ def test_the_bench_prints_startap_figures_with_game(capsys):
     bench.main(["--game", "startap", "--quick", "--repeats", "1", "--seconds", "0.05", "--batch-sizes", "8",
                 "--games", "4", "--matches", "0", "--clock", "cpu"])
     out = capsys.readouterr().out
-    assert "batch B=8 players=4 decisions_per_s=" in out and "game_length players=" in out
+    assert "batch B=8 players=4 backend=numpy decisions_per_s=" in out and "game_length players=" in out
     assert "search" not in out  # (not the first game's figures)
 
 
@@ -274,6 +274,6 @@ def test_startap_renders_an_rgb_array_picture():
 
 
 def test_first_game_only_bots_at_a_startap_table_are_named_as_such():
-    for spec in ("openspiel:ismcts", "search", "sb3:model.zip", "exit"):
+    for spec in ("openspiel:ismcts", "sb3:model.zip", "exit"):
         with pytest.raises(UnknownAgentError, match=f"agent '{spec}' plays startups only, not Стартап"):
             make_agent(spec, game="startap")

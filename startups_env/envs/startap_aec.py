@@ -51,19 +51,21 @@ from pettingzoo.utils import wrappers
 
 from startups_env.envs.aec import begin_game
 from startups_env.startap import render
-from startups_env.startap.observe import OBS_DIM, observation_bounds, observe
+from startups_env.startap.observe import OBS_DIM, observation_bounds
 from startups_env.startap.rules import (MAX_FAILURES, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, PHASE_NAMES, Rules,
                                         action_to_string)
 from startups_env.startap.simulator import Simulator
 
 __all__ = ["env", "raw_env"]
 
+_GAME_ZERO = np.zeros(1, np.intp)
 
 
 
-def env(num_players: int = 4, render_mode: str | None = None) -> AECEnv:
+
+def env(num_players: int = 4, render_mode: str | None = None, backend: str | None = None) -> AECEnv:
     """The Стартап AEC environment with PettingZoo's order-enforcing wrapper."""
-    return wrappers.OrderEnforcingWrapper(raw_env(num_players, render_mode))
+    return wrappers.OrderEnforcingWrapper(raw_env(num_players, render_mode, backend))
 
 
 class raw_env(AECEnv):
@@ -74,12 +76,13 @@ class raw_env(AECEnv):
         render_mode: None, ``"ansi"`` (``render()`` returns the table as text),
             ``"human"`` (prints it after every step) or ``"rgb_array"`` (the table's text
             as a picture, uint8[H, W, 3]; needs Pillow).
+        backend: the simulator's engine, ``"numpy"``, ``"numba"`` or None (the fastest installed).
     """
 
     metadata = {"name": "startap_v0", "render_modes": ["ansi", "human", "rgb_array"], "is_parallelizable": False,
                 "render_fps": 2}
 
-    def __init__(self, num_players: int = 4, render_mode: str | None = None):
+    def __init__(self, num_players: int = 4, render_mode: str | None = None, backend: str | None = None):
         super().__init__()
         if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) or not (
                 MIN_PLAYERS <= num_players <= MAX_PLAYERS):
@@ -95,7 +98,7 @@ class raw_env(AECEnv):
             agent: spaces.Dict({"observation": spaces.Box(*observation_bounds(Rules(self.num_players)), (OBS_DIM,), np.float32),
                                 "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8)})
             for agent in self.possible_agents}
-        self.sim = Simulator(1, num_players=self.num_players)
+        self.sim = Simulator(1, num_players=self.num_players, backend=backend)
         self._has_game = False
 
     def observation_space(self, agent: str) -> spaces.Space:
@@ -107,6 +110,7 @@ class raw_env(AECEnv):
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Deal a new game; ``seed`` re-seeds the shuffles (None: keep the generator)."""
         self.sim.reset(seed=seed)
+        self._out = 0  # agents put out so far
         self._skip_agent_selection = None
         begin_game(self)
 
@@ -118,9 +122,9 @@ class raw_env(AECEnv):
         """``{"observation": float32[1191], "action_mask": int8[300]}`` of any agent."""
         self._require_game("observe")
         seat = self.agent_name_mapping[agent]
-        obs = observe(self.sim.state, np.array([seat]), np.zeros(1, np.intp))[0]
+        obs = self.sim.engine.observe(np.array([seat]), _GAME_ZERO)[0]
         if seat == int(self.sim.state.current[0]) and not self.sim.done[0] and not self.terminations.get(agent, True):
-            mask = self.sim.legal_mask()[0].astype(np.int8)
+            mask = self.sim.engine.mask()[0].astype(np.int8)
         else:
             mask = np.zeros(NUM_ACTIONS, np.int8)
         return {"observation": obs, "action_mask": mask}
@@ -132,18 +136,19 @@ class raw_env(AECEnv):
             self._was_dead_step(action)
             return
         value = self._check_action(agent, action)
-        if not self.sim.legal_mask()[0, value]:
+        if not self.sim.engine.mask()[0, value]:
             legal = np.flatnonzero(self.sim.legal_mask()[0]).tolist()
             phase = PHASE_NAMES[int(self.sim.state.phase[0])]
             raise ValueError(f"{agent}: illegal action {value} ({action_to_string(value)}) in the {phase} phase; "
                              f"legal actions: {legal}. The game is unchanged.")
-        result = self.sim.step(np.array([value]))
+        result = self.sim.step_one(value)
         self._cumulative_rewards[agent] = 0.0
         self.rewards = dict.fromkeys(self.agents, 0.0)
-        if result.terminated[0] or result.truncated[0]:
+        if result is not None:
             self._end_game(result)
         else:
-            self._eliminate()
+            if np.count_nonzero(self.sim.state.failures[0] >= MAX_FAILURES) > self._out:
+                self._eliminate()
             self.agent_selection = self.possible_agents[int(self.sim.state.current[0])]
             self._deads_step_first()
         if self.render_mode == "human":
@@ -174,6 +179,7 @@ class raw_env(AECEnv):
                 self.terminations[agent] = True
                 self.infos[agent] = {"score": int(s.coins[0, i]), "rank": int(s.ranks[0, i]), "truncated": False,
                                      "eliminated": True}
+                self._out += 1
         self._accumulate_rewards()
 
     def _end_game(self, result) -> None:

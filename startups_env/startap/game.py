@@ -85,6 +85,30 @@ def deal_hidden(state, seat, rng: np.random.Generator):
     return world
 
 
+def public_state(state, seat):
+    """What ``seat`` (int[B]) may know of ``state``, as a State: every card it cannot see
+    (the other hands, the undrawn decks, the undrawn incidents) put in one canonical order,
+    the cards of each kind sorted, the other hands filled in seat order, the rest in the
+    deck; the hand sizes stay. It is a function of what the seat sees alone; a search deals
+    the hidden cards again from it (:func:`deal_hidden`)."""
+    seat = np.asarray(seat, np.intp)
+    world = state.copy()
+    for g in range(world.batch_size):
+        others = [p for p in range(int(world.num_players[g])) if p != seat[g]]
+        for hand_field, deck_field, next_field in HIDDEN_CARDS:
+            hands, deck, start = getattr(world, hand_field)[g], getattr(world, deck_field)[g], int(getattr(world, next_field)[g])
+            sizes = [int(hands[p].sum()) for p in others]
+            pool = np.sort(np.concatenate([*(np.flatnonzero(hands[p]) for p in others), deck[start:]]))
+            for p, size in zip(others, sizes):
+                hands[p] = False
+                hands[p, pool[:size]] = True
+                pool = pool[size:]
+            deck[start:] = pool
+        start = int(world.incident_next[g])
+        world.incident_deck[g, start:] = np.sort(world.incident_deck[g, start:])
+    return world
+
+
 def render_text(state, game: int = 0, viewer: int | None = None) -> str:
     """One game of ``state`` as text (:func:`startups_env.startap.render.table_text`)."""
     return table_text(state, game, viewer)
@@ -105,7 +129,7 @@ GAME = Game(
     observe=observe,
     privileged=None,
     observation_bounds=observation_bounds,
-    public_state=None,
+    public_state=public_state,
     history=None,
     progress=progress,
     outcome=outcome,
@@ -116,8 +140,10 @@ GAME = Game(
     bots={"random": "startups_env.agents.startap_bots:StartapRandomAgent",
           "builder": "startups_env.agents.startap_bots:BuilderAgent",
           "outsourcer": "startups_env.agents.startap_bots:OutsourcerAgent",
-          "freerider": "startups_env.agents.startap_bots:FreeriderAgent"},
-    ladder=(("random", "builder", "outsourcer", "freerider"), ("random", "builder", "outsourcer", "freerider")),
+          "freerider": "startups_env.agents.startap_bots:FreeriderAgent",
+          "search": "startups_env.agents.startap_search:StartapSearchAgent"},
+    ladder=(("random", "builder", "outsourcer", "freerider", "search"),
+            ("random", "builder", "outsourcer", "freerider")),
     opponents=("random", "builder"),
     deal_hidden=deal_hidden,
     render_text=render_text,

@@ -13,14 +13,14 @@ from __future__ import annotations
 import numpy as np
 
 from startups_env.checks import active_games, check_seed, game_indices, is_int
-from startups_env.startap import moves
+from startups_env.startap.backend import make_engine
 from startups_env.startap.cards import NUM_INCIDENTS, NUM_OPPORTUNITIES, NUM_PROJECTS
-from startups_env.startap.engine import start_turn
 from startups_env.startap.rules import (MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, START_COINS, START_OPPORTUNITIES,
                                         START_PROJECTS, Rules, action_to_string)
 from startups_env.startap.state import State, StepResult
 
 P = MAX_PLAYERS
+_GAME_ZERO = np.zeros(1, np.intp)
 DECK_SIZES = {"project_deck": NUM_PROJECTS, "opportunity_deck": NUM_OPPORTUNITIES, "incident_deck": NUM_INCIDENTS}
 
 
@@ -51,7 +51,8 @@ class Simulator:
             sim.step(sim.random_actions())
     """
 
-    def __init__(self, batch_size: int = 1, *, num_players=None, seed=None, rules: Rules | None = None):
+    def __init__(self, batch_size: int = 1, *, num_players=None, seed=None, rules: Rules | None = None,
+                 backend: str | None = None):
         if not is_int(batch_size) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
         if rules is not None and not isinstance(rules, Rules):
@@ -63,7 +64,9 @@ class Simulator:
         self.batch_size = int(batch_size)
         self.rng = np.random.default_rng(check_seed(seed, generator_ok=True))
         self.state = State.empty(self.batch_size)
-        self._mask: np.ndarray | None = None
+        #: The engine of the rules, chosen once: ``backend`` "numpy" (the reference), "numba"
+        #: (compiled), or None (the fastest installed); see startap/backend.py.
+        self.engine = make_engine(backend, self)
         self.reset(num_players=num_players)
 
     # ------------------------------------------------------------ dealing
@@ -107,8 +110,7 @@ class Simulator:
                 hand[games[at, None], seat, cards] = True
             following[games] = per_seat * players
         s.coins[games] = np.where(np.arange(P)[None, :] < players[:, None], START_COINS, 0)
-        start_turn(s, games)
-        self._mask = None
+        self.engine.dealt(games)  # (the first turn starts: the engine's start_turn)
 
     def reset(self, seed=None, *, num_players=None, decks=None) -> None:
         """Deal every game afresh. seed: an int, a Generator or None (keep the generator);
@@ -140,13 +142,12 @@ class Simulator:
 
     def legal_mask(self) -> np.ndarray:
         """bool[B, NUM_ACTIONS] (a fresh copy); all False in finished games."""
-        if self._mask is None:
-            self._mask = moves.legal_mask(self.state)
-        return self._mask.copy()
+        return self.engine.mask().copy()
 
     def random_actions(self, mask: np.ndarray | None = None, rng: np.random.Generator | None = None) -> np.ndarray:
         """int64[B]: a uniformly random legal action per game (0 in finished games)."""
-        return uniform_legal(self.legal_mask() if mask is None else mask, self.rng if rng is None else rng)
+        sample = self.engine.sample or uniform_legal
+        return sample(self.engine.mask() if mask is None else mask, self.rng if rng is None else rng)
 
     def _check(self, actions, active) -> tuple[np.ndarray, np.ndarray]:
         b = self.batch_size
@@ -162,7 +163,7 @@ class Simulator:
         if bad.any():
             raise ValueError(f"actions out of range [0, {NUM_ACTIONS}) in games {g[bad][:10].tolist()}: "
                              f"{a[bad][:10].tolist()}")
-        illegal = ~self.legal_mask()[g, a]
+        illegal = ~self.engine.mask()[g, a]
         if illegal.any():
             first = int(a[illegal][0])
             raise ValueError(f"illegal actions in games {g[illegal][:10].tolist()}: {a[illegal][:10].tolist()} "
@@ -174,11 +175,14 @@ class Simulator:
         the game waits). An illegal action or a bad shape raises ValueError and no game
         changes."""
         g, a = self._check(actions, active)
-        was_done = self.state.done.copy()
-        moves.apply(self.state, g, a)
-        self._mask = None
-        ended = np.flatnonzero(self.state.done & ~was_done)
-        return self._results(ended)
+        return self._results(self.engine.step(g, a))
+
+    def step_one(self, action: int) -> StepResult | None:
+        """The env's path, in a batch of one: play ``action`` (an int, legal: the caller has
+        checked it against :meth:`legal_mask`) in game 0; the StepResult if that ended the
+        game, else None."""
+        ended = self.engine.step(_GAME_ZERO, np.array([action], np.int64))
+        return self._results(ended) if ended.size else None
 
     def _results(self, ended: np.ndarray) -> StepResult:
         s = self.state
