@@ -527,7 +527,7 @@ def test_settings_of_outside_and_other_game_bots(bot_module):
     with pytest.raises(ValueError, match=r"unknown setting 'mod' \(did you mean 'mode'\?\)"):
         build_agent(f"{bot_module}:make_bot[mod=ok]")
     assert agent_settings(f"{bot_module}:make_bot") == ("mode", "after")
-    assert agent_settings("nobody") is None and agent_settings("exit", "startap") is None
+    assert agent_settings("nobody") is None
     assert agent_settings("search", "startap") == ("worlds", "max_candidates")  # Стартап's own search
     with pytest.raises(ValueError, match=r"unknown setting 'world' \(did you mean 'worlds'\?\)"):
         build_agent("search[world=4]", game="startap")
