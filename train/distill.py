@@ -365,6 +365,25 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _label_shards(args, todo: list[dict], paths: list[str]) -> None:
+    """Play and label the shards ``todo`` on the workers, each written (atomically) to its
+    path as soon as it is back, in whatever order the workers finish: a crash loses only
+    the shards still being played."""
+    with workers_from_args(args) as pool:
+        if not pool.local:
+            print(f"ray: {pool.startup_seconds:.1f} s to start or join the workers", flush=True)
+        tick = time.perf_counter()
+        for i, data in pool.run(label_shard, todo):
+            k = todo[i]["index"]
+            save_shard(data, paths[k])
+            if not args.progress:
+                continue
+            won_per_game = data["won"][np.unique(data["game"], return_index=True)[1]]
+            print(f"shard {k + 1}/{len(paths)} vs {todo[i]['opponent']}: {data['action'].size:,} decisions, "
+                  f"{'driver' if args.driver else 'teacher'} won {won_per_game.mean():.3f}, "
+                  f"{time.perf_counter() - tick:.0f} s since the start", flush=True)
+
+
 def main(argv=None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -386,21 +405,7 @@ def main(argv=None) -> int:
                           args.rules)
         paths = [os.path.join(data_dir, f"shard_{k:04d}.npz") for k in range(shards)]
         todo = [job for job in jobs if not os.path.exists(paths[job["index"]])]  # resume: written shards stay
-        with workers_from_args(args) as pool:
-            if not pool.local:
-                print(f"ray: {pool.startup_seconds:.1f} s to start or join the workers", flush=True)
-            tick = time.perf_counter()
-            # Each shard is written (atomically) as soon as it is back, in whatever order
-            # the workers finish: a crash loses only the shards still being played.
-            for i, data in pool.run(label_shard, todo):
-                k = todo[i]["index"]
-                save_shard(data, paths[k])
-                if not args.progress:
-                    continue
-                won_per_game = data["won"][np.unique(data["game"], return_index=True)[1]]
-                print(f"shard {k + 1}/{shards} vs {todo[i]['opponent']}: {data['action'].size:,} decisions, "
-                      f"{'driver' if args.driver else 'teacher'} won {won_per_game.mean():.3f}, "
-                      f"{time.perf_counter() - tick:.0f} s since the start", flush=True)
+        _label_shards(args, todo, paths)
         for folder in args.extra_data:
             found = sorted(glob.glob(os.path.join(folder, "shard_*.npz")))
             if not found:
