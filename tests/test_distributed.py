@@ -186,8 +186,8 @@ def test_each_worker_runs_on_the_threads_ray_reserved_for_it(ray_pool):
     assert [out for _, out in ray_pool.run(threads, range(1))] == [(two, two)], "the instance is left running"
 
 
-def test_a_worker_runs_numbas_threads_passive_and_loads_the_cached_kernels(ray_pool):
-    """In a Ray worker, numba's idle threads sleep rather than spin (the package's wait
+def test_a_worker_spins_numbas_threads_briefly_and_loads_the_cached_kernels(ray_pool):
+    """In a Ray worker, numba's idle threads spin only briefly (the package's wait
     policy: startups_env.startups.numba_runtime), and the simulator's kernels, cached by
     this process, load without a compile."""
     pytest.importorskip("numba")
@@ -215,9 +215,9 @@ def test_a_worker_runs_numbas_threads_passive_and_loads_the_cached_kernels(ray_p
     # One shard: it gets both CPUs of the fixture's instance, so numba's threads run.
     [(settings, threads, idle, compiles)] = [out for _, out in ray_pool.run(in_worker, range(1))]
     # (the worker inherits the variable this process set: to it, the setting is given)
-    assert settings["wait"].startswith("OMP_WAIT_POLICY=PASSIVE") or settings["layer"] != "omp", settings
+    assert settings["wait"].startswith("GOMP_SPINCOUNT=30000") or settings["layer"] != "omp", settings
     assert threads == min(2, pytest.importorskip("numba").config.NUMBA_NUM_THREADS)
-    assert idle < 0.05, (idle, settings)  # (spinning threads took 0.2-0.26 s: tests/test_numba_runtime.py)
+    assert idle < 0.1, (idle, settings)  # (threads spinning long took 0.2-0.4 s: tests/test_numba_runtime.py)
     assert compiles == {}
 
 

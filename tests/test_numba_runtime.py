@@ -1,5 +1,5 @@
-"""How the compiled kernels run: numba's threads wait passively unless the user says
-otherwise (in a fresh process, with torch loaded first, and where the user set a wait
+"""How the compiled kernels run: numba's idle threads spin only briefly unless the user
+says otherwise (in a fresh process, with torch loaded first, and where the user set a wait
 policy), the first compile of a group of kernels says so on stderr, and a second process
 loads every kernel from the on-disk cache (compiles nothing)."""
 
@@ -34,7 +34,9 @@ for _ in range(100):
 print(idle)
 print(numba_runtime.start_threads())
 """
-SPINNING = 0.05  # CPU seconds in the 0.5 s of sleeps: spinning threads took 0.2-0.26 s on a loaded 2-core machine, passive ones 0.002
+# CPU seconds in the 0.5 s of sleeps: threads spinning GNU's default 300,000 turns took 0.2-0.4 s
+# on a 2-core machine; the package's 30,000 turns (about 0.3 ms a step) at most 0.035 s.
+SPINNING = 0.1
 
 
 def _run(code: str, **env) -> subprocess.CompletedProcess:
@@ -54,19 +56,19 @@ def _idle_spin(before: str = "", after: str = "", check: str = "", **env) -> tup
     return float(idle), ast.literal_eval(settings)
 
 
-def test_numbas_idle_threads_do_not_spin_in_a_fresh_process():
-    """The package starts numba's threads so that they sleep when idle (GNU OpenMP's
-    OMP_WAIT_POLICY=PASSIVE, set as the package is imported and kept)."""
-    idle, settings = _idle_spin(check="import os; assert os.environ['OMP_WAIT_POLICY'] == 'PASSIVE'")
+def test_numbas_idle_threads_spin_only_briefly_in_a_fresh_process():
+    """The package starts numba's threads so that they soon sleep when idle (GNU OpenMP's
+    GOMP_SPINCOUNT, set as the package is imported and kept)."""
+    idle, settings = _idle_spin(check="import os; assert os.environ['GOMP_SPINCOUNT'] == '30000'")
     assert idle < SPINNING, settings
-    assert settings["wait"] == "OMP_WAIT_POLICY=PASSIVE (set by startups_env)" or settings["layer"] != "omp"
+    assert settings["wait"] == "GOMP_SPINCOUNT=30000 (set by startups_env)" or settings["layer"] != "omp"
 
 
 @pytest.mark.parametrize("where", ["before", "after"])
-def test_numbas_idle_threads_do_not_spin_with_torch_imported(where):
+def test_numbas_idle_threads_spin_only_briefly_with_torch_imported(where):
     """torch loads its own GNU OpenMP, and numba's threads run on the first one loaded: with
-    torch imported after the package it read the passive policy; imported before, it
-    spins, so numba's threads go to a layer that does not (tbb or workqueue)."""
+    torch imported after the package it read the short spin; imported before, it spins
+    long, so numba's threads go to a layer that does not (tbb or workqueue)."""
     pytest.importorskip("torch")
     idle, settings = _idle_spin(**{where: "import torch"})
     assert idle < SPINNING, settings
@@ -133,22 +135,57 @@ def test_the_package_kernels_load_from_the_cache_in_a_second_process():
     assert second.stdout.strip() == "{}" and "compiling" not in second.stderr
 
 
-def test_the_thread_choice_runs_the_faster_version_and_keeps_measuring_the_other():
+def _drive(choice, calls: int, threaded_ms: float, serial_ms: float = 2.0) -> list[bool]:
+    """The choice's picks over ``calls`` calls of 1,000 games each, taking these times."""
+    picks = []
+    for _ in range(calls):
+        threaded = choice.threaded()
+        picks.append(threaded)
+        choice.record(threaded, (threaded_ms if threaded else serial_ms) / 1000, 1000)
+    return picks
+
+
+def _runs(picks: list[bool], version: bool) -> list[tuple[int, int]]:
+    """(start, length) of each run of ``version`` in ``picks``."""
+    runs, start = [], None
+    for i, pick in enumerate(picks + [not version]):
+        if pick == version and start is None:
+            start = i
+        elif pick != version and start is not None:
+            runs.append((start, i - start))
+            start = None
+    return runs
+
+
+def test_the_thread_choice_runs_the_faster_version_and_explores_the_other_ever_more_rarely():
     from startups_env.startups.numba_runtime import ThreadChoice
 
     choice = ThreadChoice()
-    assert choice.threaded() is True  # (each version measured once first)
-    choice.record(True, 0.004, 1000)
-    assert choice.threaded() is False
-    choice.record(False, 0.002, 1000)  # the serial version is faster here: a busy machine
-    picks = []
-    for _ in range(2 * ThreadChoice.EXPLORE):
+    # Each version measured first, threaded first; the first call of each is not counted.
+    assert _drive(choice, 4, threaded_ms=4.0) == [True, True, False, False]
+    assert choice.cost == [0.002 / 1000, 0.004 / 1000]
+    picks = _drive(choice, 4000, threaded_ms=4.0)  # the serial version is faster here: a busy machine
+    runs = _runs(picks, True)
+    assert all(length == ThreadChoice.RUN for _, length in runs), "the other version runs RUN calls at a time"
+    waits = [b - (a + length) for (a, length), (b, _) in zip(runs, runs[1:])]  # (calls from one run's end to the next)
+    assert waits[:5] == [128, 256, 512, 1024, 1024], "each run that confirms the choice makes the next one rarer"
+    assert picks.count(True) < 0.01 * len(picks)
+
+
+def test_the_thread_choice_ignores_a_hiccup_and_follows_a_lasting_change():
+    from startups_env.startups.numba_runtime import ThreadChoice
+
+    choice = ThreadChoice()
+    _drive(choice, 200, threaded_ms=1.0)  # a quiet machine: the threads pay
+    held_up = 2  # two threaded calls in a row that the OS held up
+    while held_up:
         threaded = choice.threaded()
-        picks.append(threaded)
-        choice.record(threaded, 0.004 if threaded else 0.002, 1000)
-    assert picks.count(True) == 2, "one call in EXPLORE runs the other version"
-    for _ in range(3 * ThreadChoice.EXPLORE):  # the machine frees up: the threaded version's times fall
-        threaded = choice.threaded()
-        choice.record(threaded, 0.001 if threaded else 0.002, 1000)
-    assert choice.cost[1] < choice.cost[0]
-    assert [choice.threaded() for _ in range(8)] == [True] * 8
+        held_up -= threaded
+        choice.record(threaded, (50.0 if threaded else 2.0) / 1000, 1000)
+    assert choice.cost[1] == pytest.approx(1e-6), "two slow calls in five change nothing"
+    assert _drive(choice, 20, threaded_ms=1.0).count(True) >= 20 - ThreadChoice.RUN
+    busy = _drive(choice, 200, threaded_ms=4.0)  # the machine fills up: the threaded calls slow down
+    assert busy[:10].count(True) <= 4, "a version is judged by its last few calls"
+    assert busy.count(True) < 20
+    freed = _drive(choice, 2 * ThreadChoice.EXPLORE_MAX, threaded_ms=1.0)  # the machine frees up again
+    assert freed[-100:] == [True] * 100

@@ -955,15 +955,21 @@ class NumbaBackend:
 
     def deal(self, games: np.ndarray, decks: np.ndarray, starters: np.ndarray) -> None:
         """Deal fresh rounds (:func:`deal_rounds`, on numba's threads for many games)."""
-        threaded = games.size >= PARALLEL_ROUNDS_FROM
+        threaded = self._rounds_threaded(games.size)
         deal = self._deal_threaded if threaded else self._deal
         deal(thread_count() if threaded else 1, np.ascontiguousarray(games, np.intp),
              np.ascontiguousarray(decks, np.int8), np.ascontiguousarray(starters, np.int8), self._rules, self.record)
         self._mask_cache = None
 
+    def _rounds_threaded(self, rounds: int) -> bool:
+        """Whether the end (scoring, next deal) of ``rounds`` finished rounds runs on numba's
+        threads: from PARALLEL_ROUNDS_FROM rounds on, unless the step last ran serial because
+        its threads did not pay here (:class:`.numba_runtime.ThreadChoice`)."""
+        return rounds >= PARALLEL_ROUNDS_FROM and self._threads.last is not False
+
     def score(self, games: np.ndarray) -> None:
         """Score the finished rounds of ``games`` (:func:`score_rounds`)."""
-        threaded = games.size >= PARALLEL_ROUNDS_FROM
+        threaded = self._rounds_threaded(games.size)
         score = self._score_threaded if threaded else self._score
         score(thread_count() if threaded else 1, np.ascontiguousarray(games, np.intp), self.record)
 
@@ -1022,7 +1028,7 @@ class NumbaBackend:
         compiled call (:func:`end_games`) that also writes the ended games' next masks."""
         legal = self._next_mask if self._next_mask is not None else new_mask(self.batch_size)
         n = ended.size
-        parallel = n >= PARALLEL_ROUNDS_FROM
+        parallel = self._rounds_threaded(n)
         end = self._end_threaded if parallel else self._end
         end(thread_count() if parallel else 1, ended, decks, np.zeros(n, np.int8), results.terminated,
             results.truncated, results.scores, results.ranks, legal, self._rules, self.record)

@@ -6,15 +6,16 @@ idle threads spin-wait for the next parallel region before they sleep. Where the
 cores are all taken (other jobs, a second copy of this package, Ray workers), the spinning
 threads take CPU time from the threads doing work, and each parallel region waits at its
 end for a thread that the OS has set aside: the compiled step then ran several times
-slower than the numpy one. So the package runs OpenMP with ``OMP_WAIT_POLICY=PASSIVE``
-(idle threads sleep at once), set as it is imported
-(:func:`startups_env.startups.openmp.openmp_environment`), unless the user set one of
-its :data:`~startups_env.startups.openmp.WAIT_SETTINGS`: what the user sets is kept.
+slower than the numpy one. Two things make it hold up there. The threads spin only
+briefly, ``GOMP_SPINCOUNT`` set as the package is imported
+(:func:`startups_env.startups.openmp.openmp_environment`), unless the user set one of its
+:data:`~startups_env.startups.openmp.WAIT_SETTINGS`: what the user sets is kept. And the
+step runs on the threads only where that is measured to pay (:class:`ThreadChoice`).
 Where an OpenMP runtime was loaded before the package (``import torch`` first: numba's
-threads then run on torch's OpenMP, which started spinning), :func:`start_threads` puts
-numba on another threading layer (``tbb`` where installed, else numba's ``workqueue``),
-which does not spin. The measurements behind the choice are in docs/experiments.md
-(2026-12-05, the compiled backend on a busy machine).
+threads then run on torch's OpenMP, which started with the long default spin),
+:func:`start_threads` puts numba on another threading layer (``tbb`` where installed,
+else numba's ``workqueue``). The measurements behind the choice are in
+docs/experiments.md (2026-12-05, the compiled backend on a busy machine).
 
 **The first use.** Kernels compile on their first use, which takes seconds to minutes,
 and are then cached on disk beside their source (``cache=True``), so that later processes,
@@ -32,7 +33,7 @@ import time
 import numba
 from numba.core import event
 
-from startups_env.startups.openmp import WAIT_POLICY, openmp_environment
+from startups_env.startups.openmp import SPIN_COUNT, openmp_environment
 
 #: How to compile every kernel ahead (a cluster image, CI), named in the notice.
 PRECOMPILE_COMMAND = "python -m startups_env.agents.precompile"
@@ -43,10 +44,10 @@ _started: dict[str, str] = {}
 
 
 def start_threads() -> dict[str, str]:
-    """Start numba's threads, once per process, so that idle threads do not spin (see the
-    module docstring). Returns what is in force: ``{"layer": numba's threading layer,
-    "threads": how many, "wait": "OMP_WAIT_POLICY=PASSIVE (set by startups_env)", or the
-    user's settings, or that the layer does not spin}``.
+    """Start numba's threads, once per process, so that idle threads spin only briefly (see
+    the module docstring). Returns what is in force: ``{"layer": numba's threading layer,
+    "threads": how many, "wait": "GOMP_SPINCOUNT=30000 (set by startups_env)", or the
+    user's settings, or the layer used instead of a spinning OpenMP}``.
 
     Called before anything runs a parallel numba function (numba starts its threads once a
     process); threads started earlier by other code keep the settings they started with."""
@@ -63,7 +64,7 @@ def start_threads() -> dict[str, str]:
     elif moved:
         wait = f"{layer} (an OpenMP runtime was loaded before startups_env, spinning: not used)"
     else:
-        wait = f"OMP_WAIT_POLICY={WAIT_POLICY} (set by startups_env)"
+        wait = f"GOMP_SPINCOUNT={SPIN_COUNT} (set by startups_env)"
     _started.update(layer=layer, threads=str(threads), wait=wait)
     return dict(_started)
 
@@ -74,32 +75,66 @@ class ThreadChoice:
     the batch, the machine and what else runs on it (on a machine whose cores other jobs
     take, a parallel region waits for a thread the OS set aside). The caller asks
     :meth:`threaded` before each call and reports its time with :meth:`record`; the
-    choice is the version with the lower recent time per game, and one call in
-    ``EXPLORE`` runs the other version to keep its time current. Results do not depend on
-    the choice, only the speed."""
+    choice is the version with the lower recent time per game, and now and then a run of
+    ``RUN`` calls of the other version keeps its time current: ``EXPLORE`` calls after the
+    last run, twice as long after each run that confirms the choice, up to ``EXPLORE_MAX``
+    (exploring is what costs where the other version is much slower, as threads are on a
+    machine whose cores other jobs take). The first call of a run is not counted: it pays
+    for what the version's last pause cost (threads that went to sleep, cold caches), which
+    the calls after it do not, so a version is judged by how it runs when it is the one
+    chosen; and a version's time is the median of its last few calls, so that one call the
+    OS held up changes nothing. Results do not depend on the choice, only the speed."""
 
-    EXPLORE = 64  # calls per call of the version not chosen
-    WEIGHT = 0.5  # of a new time in a version's running average
+    EXPLORE = 64  # calls from a run of the version not chosen to the next, at first
+    EXPLORE_MAX = 1024  # ... at most: the interval doubles after each run that confirms the choice
+    RUN = 3  # calls in a run of the version not chosen (the first not counted)
+    RECENT = 5  # a version's time is the median of its last RECENT calls counted (a hiccup moves nothing)
 
-    __slots__ = ("cost", "calls")
+    __slots__ = ("cost", "recent", "calls", "last", "chosen", "interval", "next_run", "run_left", "explored")
 
     def __init__(self):
         self.cost = [0.0, 0.0]  # recent seconds per game: serial, threaded (0: not measured yet)
+        self.recent: tuple[list[float], list[float]] = ([], [])  # the last calls' seconds per game, each version
         self.calls = 0
+        self.last: bool | None = None  # the version of the last call recorded (None: none yet)
+        self.chosen: bool | None = None  # the version chosen at the last call outside a run
+        self.interval = self.EXPLORE
+        self.next_run = self.EXPLORE  # the call that starts the next run of the version not chosen
+        self.run_left = 0  # calls left in the run under way
+        self.explored: bool | None = None  # the version the last run explored, until it is judged
 
     def threaded(self) -> bool:
         """Whether the next call should run the threaded version."""
         self.calls += 1
         serial, threaded = self.cost
         if not threaded or not serial:
-            return not threaded  # (each version measured once first, threaded first)
-        return (threaded <= serial) != (self.calls % self.EXPLORE == 0)
+            return not threaded  # (each version measured first, threaded first)
+        if self.run_left:
+            self.run_left -= 1
+            return self.explored
+        chosen = threaded <= serial
+        if self.explored is not None:  # a run just ended: runs that confirm the choice come rarer
+            confirmed = chosen != self.explored
+            self.interval = min(2 * self.interval, self.EXPLORE_MAX) if confirmed else self.EXPLORE
+            self.next_run, self.explored = self.calls + self.interval, None
+        elif chosen != self.chosen:  # the chosen version slowed down: look back at the other one soon
+            self.interval, self.next_run = self.EXPLORE, self.calls + self.EXPLORE
+        self.chosen = chosen
+        if self.calls < self.next_run:
+            return chosen
+        self.explored, self.run_left = not chosen, self.RUN - 1
+        return self.explored
 
     def record(self, threaded: bool, seconds: float, games: int) -> None:
-        """A call of the threaded (or serial) version took ``seconds`` over ``games`` games."""
-        per_game = seconds / max(games, 1)
-        old = self.cost[threaded]
-        self.cost[threaded] = per_game if not old else old + self.WEIGHT * (per_game - old)
+        """A call of the threaded (or serial) version took ``seconds`` over ``games`` games
+        (not counted where the call before it ran the other version: see the class)."""
+        first_of_run, self.last = threaded != self.last, threaded
+        if first_of_run:
+            return
+        recent = self.recent[threaded]
+        recent.append(seconds / max(games, 1))
+        del recent[:-self.RECENT]
+        self.cost[threaded] = sorted(recent)[(len(recent) - 1) // 2]
 
 
 # --------------------------------------------------------------------------- the first use
