@@ -1,6 +1,23 @@
-"""Shared test set-up."""
+"""Shared test set-up, and the ``game`` fixture: every game of the contract."""
+
+import importlib
 
 import pytest
+
+from startups_env.table.games import GAMES, register
+
+#: The games that live only in the tests (tests/games/), each added by this one line.
+TEST_GAMES = (importlib.import_module("games.race21").GAME,)
+
+
+@pytest.fixture(params=(*GAMES.values(), *TEST_GAMES), ids=lambda game: game.name)
+def game(request):
+    """Each registered game and each game of the tests, which is registered for the test's length."""
+    game = request.param
+    if game.name not in GAMES:
+        register(game)
+        request.addfinalizer(lambda: GAMES.pop(game.name))
+    return game
 
 
 @pytest.fixture(autouse=True, scope="session")

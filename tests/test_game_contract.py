@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import html
-import importlib
 
 import numpy as np
 import pytest
@@ -22,13 +21,9 @@ from startups_env.agents.arena import main as arena_main
 from startups_env.agents.arena import run_arena
 from startups_env.agents.ladder import default_pairings, run_ladder
 from startups_env.agents.registry import make_agent
-from startups_env.table.games import GAMES, register
 from startups_env.tools import game_log
 from startups_env.train import selfplay
 
-#: The games of the tests only, each registered by this one line (tests/games/).
-TEST_GAMES = (importlib.import_module("games.race21").GAME,)
-ALL_GAMES = (*GAMES.values(), *TEST_GAMES)
 
 
 def _startups_parity():
@@ -46,16 +41,6 @@ def _startap_parity():
 #: Each game's check against its independent reference (tests/reference.py,
 #: tests/startap_reference.py), where it has one.
 PARITY = {"startups": _startups_parity, "startap": _startap_parity}
-
-
-@pytest.fixture(params=ALL_GAMES, ids=lambda game: game.name)
-def game(request):
-    """Each game, registered for the test's length if it is a test game."""
-    game = request.param
-    if game.name not in GAMES:
-        register(game)
-        request.addfinalizer(lambda: GAMES.pop(game.name))
-    return game
 
 
 def _table(game):

@@ -7,7 +7,6 @@ one included (tests/games/)."""
 
 from __future__ import annotations
 
-import importlib
 import io
 import json
 import threading
@@ -20,13 +19,11 @@ import pytest
 from startups_env.agents.play import main as play_main
 from startups_env.agents.play import web_bot_names
 from startups_env.agents.registry import make_agent
-from startups_env.table.games import GAMES, register
+from startups_env.table.games import GAMES
 from startups_env.tools.replay import GameLog, replay
 from startups_env.tools.web import MAX_BODY, WebTable, is_loopback, make_server, url_of
 from startups_env.tools.webgame import HIDDEN_MOVE, WebGame, load_state
 
-TEST_GAMES = (importlib.import_module("games.race21").GAME,)
-ALL_GAMES = (*GAMES.values(), *TEST_GAMES)
 #: The fastest bots of each game (a whole game per test).
 FAST_BOT = {"startups": "greedy", "startap": "random"}
 
@@ -71,15 +68,6 @@ def client():
     c = Client()
     yield c
     c.close()
-
-
-@pytest.fixture(params=ALL_GAMES, ids=lambda game: game.name)
-def game(request):
-    game = request.param
-    if game.name not in GAMES:
-        register(game)
-        request.addfinalizer(lambda: GAMES.pop(game.name))
-    return game
 
 
 def _bots(game):
