@@ -46,6 +46,12 @@ class raw_env(AECEnv):
     that is not an integer id, or an illegal one, raises ValueError naming the agent and
     leaves the game unchanged. render_mode: None, ``"ansi"`` or ``"human"`` (the game's
     ``render_text``).
+
+    A game's own env subclasses this one and replaces what its game plays otherwise
+    (:mod:`startups_env.envs.startap_aec`): the simulator (:meth:`_new_simulator`), a faster
+    :meth:`observe` and :meth:`_legal`, the step (:meth:`_play`), what follows a step
+    within the game (:meth:`_next_turn`) and at its end (:meth:`_end_game`), and a picture
+    (:meth:`_picture`, for an ``"rgb_array"`` render mode).
     """
 
     metadata = {"name": "game_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False, "render_fps": 2}
@@ -70,8 +76,12 @@ class raw_env(AECEnv):
                              "action_mask": spaces.Box(0, 1, (self.game.num_actions,), np.int8)})
         self.observation_spaces = dict.fromkeys(self.possible_agents, space)
         self.action_spaces = {agent: spaces.Discrete(self.game.num_actions) for agent in self.possible_agents}
-        self.sim = self.game.make_simulator(self.rules, 1, None)
+        self.sim = self._new_simulator()
         self._has_game = False
+
+    def _new_simulator(self):
+        """The game's simulator with the batch of one game this env plays."""
+        return self.game.make_simulator(self.rules, 1, None)
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
@@ -79,39 +89,55 @@ class raw_env(AECEnv):
     def action_space(self, agent: str) -> spaces.Space:
         return self.action_spaces[agent]
 
+    def _require_game(self, call: str) -> None:
+        if not self._has_game:
+            raise ValueError(f"{call}() needs a game: call reset() first")
+
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Deal a new game; ``seed`` re-seeds the shuffles (None: keep the generator)."""
         self.sim.reset(seed=seed)
         begin_game(self)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        if not self._has_game:
-            raise ValueError("observe() needs a game: call reset() first")
+        self._require_game("observe")
         seat = self.agent_name_mapping[agent]
         obs = self.game.observe(self.sim.state, np.array([seat]))[0]
         mask = np.zeros(self.game.num_actions, np.int8)
         if agent == self.agent_selection and not self.sim.done[0]:
-            mask[:] = self.sim.legal_mask()[0]
+            mask[:] = self._legal()
         return {"observation": obs, "action_mask": mask}
 
+    def _legal(self) -> np.ndarray:
+        """bool[num_actions]: the legal actions of the agent on turn."""
+        return self.sim.legal_mask()[0]
+
     def step(self, action) -> None:
-        if not self._has_game:
-            raise ValueError("step() needs a game: call reset() first")
+        self._require_game("step")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        value = self._check_action(agent, action)
-        result = self.sim.step(np.array([value]))
+        result = self._play(self._check_action(agent, action))
         self._cumulative_rewards[agent] = 0.0
-        if result.terminated[0] or result.truncated[0]:
-            self._end_game(result)
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        if result is None:
+            self._next_turn()
         else:
-            self.agent_selection = self.possible_agents[int(self.sim.state.current[0])]
+            self._end_game(result)
         if self.render_mode == "human":
             self.render()
 
+    def _play(self, action: int):
+        """Play the checked ``action``: the simulator's StepResult where the game ended, else None."""
+        result = self.sim.step(np.array([action]))
+        return result if result.terminated[0] or result.truncated[0] else None
+
+    def _next_turn(self) -> None:
+        """After a step within the game: select the agent to act."""
+        self.agent_selection = self.possible_agents[int(self.sim.state.current[0])]
+
     def _check_action(self, agent: str, action) -> int:
+        """``action`` as an int id, or a ValueError naming the agent and the legal actions."""
         if isinstance(action, np.ndarray) and action.size == 1:
             action = action.reshape(())[()]
         try:
@@ -122,12 +148,16 @@ class raw_env(AECEnv):
             value = None
         if value is None or not 0 <= value < self.game.num_actions:
             raise ValueError(f"{agent}: action must be an integer id 0-{self.game.num_actions - 1}, got {action!r}")
-        legal = self.sim.legal_mask()[0]
+        legal = self._legal()
         if not legal[value]:
             names = ", ".join(f"{a} ({self.game.action_to_string(a)})" for a in np.flatnonzero(legal))
-            raise ValueError(f"{agent}: illegal action {value} ({self.game.action_to_string(value)}); legal "
-                             f"actions: {names}. The game is unchanged.")
+            raise ValueError(f"{agent}: illegal action {value} ({self.game.action_to_string(value)}){self._where()}; "
+                             f"legal actions: {names}. The game is unchanged.")
         return value
+
+    def _where(self) -> str:
+        """Where the game stands, for an illegal action's message ("" or " in the ... phase")."""
+        return ""
 
     def _end_game(self, result) -> None:
         truncated = bool(result.truncated[0])
@@ -143,14 +173,20 @@ class raw_env(AECEnv):
         if self.render_mode is None:
             gymnasium.logger.warn("You are calling render method without specifying any render mode.")
             return None
-        if not self._has_game:
-            raise ValueError("render() needs a game: call reset() first")
+        self._require_game("render")
+        # The agent on turn sees its own hand; once the game is over, a spectator sees the table.
         viewer = None if self.sim.done[0] else self.agent_name_mapping[self.agent_selection]
+        if self.render_mode == "rgb_array":
+            return self._picture(viewer)
         text = self.game.render_text(self.sim.state, 0, viewer)
         if self.render_mode == "human":
             print(text)
             return None
         return text
+
+    def _picture(self, viewer: int | None) -> np.ndarray:
+        """uint8[H, W, 3]: the table as ``viewer`` sees it (a game whose env has ``"rgb_array"``)."""
+        raise NotImplementedError(f"{self.game.title} has no picture")
 
     def close(self) -> None:
         """Nothing to release."""

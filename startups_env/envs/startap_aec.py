@@ -41,19 +41,14 @@ their places' rewards (docs/startap.md, decision 14). `infos[agent]` then holds 
 
 from __future__ import annotations
 
-import operator
-
-import gymnasium
 import numpy as np
-from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from startups_env.envs.aec import begin_game
+from startups_env.envs import game_aec
 from startups_env.startap import render
-from startups_env.startap.observe import OBS_DIM, observation_bounds
-from startups_env.startap.rules import (MAX_FAILURES, MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, PHASE_NAMES, Rules,
-                                        action_to_string)
+from startups_env.startap.game import GAME
+from startups_env.startap.rules import MAX_FAILURES, NUM_ACTIONS, PHASE_NAMES
 from startups_env.startap.simulator import Simulator
 
 __all__ = ["env", "raw_env"]
@@ -61,15 +56,15 @@ __all__ = ["env", "raw_env"]
 _GAME_ZERO = np.zeros(1, np.intp)
 
 
-
-
 def env(num_players: int = 4, render_mode: str | None = None, backend: str | None = None) -> AECEnv:
     """The Стартап AEC environment with PettingZoo's order-enforcing wrapper."""
     return wrappers.OrderEnforcingWrapper(raw_env(num_players, render_mode, backend))
 
 
-class raw_env(AECEnv):
-    """Стартап as an unwrapped PettingZoo ``AECEnv`` (see the module docstring).
+class raw_env(game_aec.raw_env):
+    """Стартап as an unwrapped PettingZoo ``AECEnv`` (see the module docstring): the env
+    of any game (:class:`startups_env.envs.game_aec.raw_env`) with Стартап's eliminations,
+    a picture, and the compiled one-game paths of its simulator.
 
     Args:
         num_players: seats, 2-6 (default 4).
@@ -83,40 +78,17 @@ class raw_env(AECEnv):
                 "render_fps": 2}
 
     def __init__(self, num_players: int = 4, render_mode: str | None = None, backend: str | None = None):
-        super().__init__()
-        if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) or not (
-                MIN_PLAYERS <= num_players <= MAX_PLAYERS):
-            raise ValueError(f"num_players must be an int in {MIN_PLAYERS}-{MAX_PLAYERS}, got {num_players!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
-        self.num_players = int(num_players)
-        self.render_mode = render_mode
-        self.possible_agents = [f"player_{i}" for i in range(self.num_players)]
-        self.agent_name_mapping = {agent: i for i, agent in enumerate(self.possible_agents)}
-        self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS) for agent in self.possible_agents}
-        self.observation_spaces = {
-            agent: spaces.Dict({"observation": spaces.Box(*observation_bounds(Rules(self.num_players)), (OBS_DIM,), np.float32),
-                                "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8)})
-            for agent in self.possible_agents}
-        self.sim = Simulator(1, num_players=self.num_players, backend=backend)
-        self._has_game = False
+        self._backend = backend
+        super().__init__(GAME, num_players, render_mode)
 
-    def observation_space(self, agent: str) -> spaces.Space:
-        return self.observation_spaces[agent]
-
-    def action_space(self, agent: str) -> spaces.Space:
-        return self.action_spaces[agent]
+    def _new_simulator(self) -> Simulator:
+        return Simulator(1, num_players=self.num_players, backend=self._backend)
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Deal a new game; ``seed`` re-seeds the shuffles (None: keep the generator)."""
-        self.sim.reset(seed=seed)
         self._out = 0  # agents put out so far
         self._skip_agent_selection = None
-        begin_game(self)
-
-    def _require_game(self, call: str) -> None:
-        if not self._has_game:
-            raise ValueError(f"{call}() needs a game: call reset() first")
+        super().reset(seed, options)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``{"observation": float32[1191], "action_mask": int8[300]}`` of any agent."""
@@ -124,53 +96,30 @@ class raw_env(AECEnv):
         seat = self.agent_name_mapping[agent]
         obs = self.sim.engine.observe(np.array([seat]), _GAME_ZERO)[0]
         if seat == int(self.sim.state.current[0]) and not self.sim.done[0] and not self.terminations.get(agent, True):
-            mask = self.sim.engine.mask()[0].astype(np.int8)
+            mask = self._legal().astype(np.int8)
         else:
             mask = np.zeros(NUM_ACTIONS, np.int8)
         return {"observation": obs, "action_mask": mask}
 
-    def step(self, action) -> None:
-        self._require_game("step")
-        agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
-            self._was_dead_step(action)
-            return
-        value = self._check_action(agent, action)
-        if not self.sim.engine.mask()[0, value]:
-            legal = np.flatnonzero(self.sim.legal_mask()[0]).tolist()
-            phase = PHASE_NAMES[int(self.sim.state.phase[0])]
-            raise ValueError(f"{agent}: illegal action {value} ({action_to_string(value)}) in the {phase} phase; "
-                             f"legal actions: {legal}. The game is unchanged.")
-        result = self.sim.step_one(value)
-        self._cumulative_rewards[agent] = 0.0
-        self.rewards = dict.fromkeys(self.agents, 0.0)
-        if result is not None:
-            self._end_game(result)
-        else:
-            if np.count_nonzero(self.sim.state.failures[0] >= MAX_FAILURES) > self._out:
-                self._eliminate()
-            self.agent_selection = self.possible_agents[int(self.sim.state.current[0])]
-            self._deads_step_first()
-        if self.render_mode == "human":
-            self.render()
+    def _legal(self) -> np.ndarray:
+        return self.sim.engine.mask()[0]
 
-    def _check_action(self, agent: str, action) -> int:
-        if isinstance(action, np.ndarray) and action.size == 1:
-            action = action.reshape(())[()]
-        try:
-            if isinstance(action, (bool, np.bool_)):
-                raise TypeError
-            value = operator.index(action)
-        except TypeError:
-            raise ValueError(f"{agent}: action must be an integer id 0-{NUM_ACTIONS - 1}, got {action!r}") from None
-        if not 0 <= value < NUM_ACTIONS:
-            raise ValueError(f"{agent}: action must be an integer id 0-{NUM_ACTIONS - 1}, got {value}")
-        return value
+    def _where(self) -> str:
+        return f" in the {PHASE_NAMES[int(self.sim.state.phase[0])]} phase"
+
+    def _play(self, action: int):
+        return self.sim.step_one(action)
+
+    def _next_turn(self) -> None:
+        if np.count_nonzero(self.sim.state.failures[0] >= MAX_FAILURES) > self._out:
+            self._eliminate()
+        super()._next_turn()
+        self._deads_step_first()
 
     def _eliminate(self) -> None:
         """An agent whose third failure put it out terminates now with its reward (its rank
         is fixed: below everyone still in); it leaves ``agents`` when stepped with None."""
-        rewards = self.sim.rewards(np.zeros(1, np.intp), np.float64)[:, 0]
+        rewards = self.sim.rewards(_GAME_ZERO, np.float64)[:, 0]
         s = self.sim.state
         for agent in self.agents:
             i = self.agent_name_mapping[agent]
@@ -185,7 +134,7 @@ class raw_env(AECEnv):
     def _end_game(self, result) -> None:
         n = self.num_players
         truncated = bool(result.truncated[0])
-        rewards = self.sim.rewards(np.zeros(1, np.intp), np.float64)[:n, 0].tolist()
+        rewards = self.sim.rewards(_GAME_ZERO, np.float64)[:n, 0].tolist()
         for agent in self.agents:
             if self.terminations[agent]:
                 continue  # out earlier, paid then
@@ -197,23 +146,6 @@ class raw_env(AECEnv):
                                  "truncated": truncated, "eliminated": bool(self.sim.state.failures[0, i] >= MAX_FAILURES)}
         self._accumulate_rewards()
 
-    def render(self):
-        if self.render_mode is None:
-            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
-            return None
-        self._require_game("render")
-        if self.render_mode == "rgb_array":
-            return render.table_rgb(self.sim.state, 0, self.agent_name_mapping[self.agent_selection])
-        text = table_text(self.sim, self.agent_name_mapping[self.agent_selection])
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+    def _picture(self, viewer: int | None) -> np.ndarray:
+        return render.table_rgb(self.sim.state, 0, viewer)
 
-    def close(self) -> None:
-        """Nothing to release."""
-
-
-def table_text(sim: Simulator, viewer: int) -> str:
-    """The public table of game 0 as text, with the hand of ``viewer`` only."""
-    return render.table_text(sim.state, 0, viewer)
