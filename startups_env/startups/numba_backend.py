@@ -27,7 +27,6 @@ from __future__ import annotations
 import glob
 import hashlib
 import os
-import time
 import types
 
 import numba
@@ -990,10 +989,8 @@ class NumbaBackend:
         if self.batch_size < PARALLEL_FROM:
             self._step(a, active, self._rules, over, legal, record)
         else:  # (threaded where that pays here and now: numba_runtime.ThreadChoice)
-            threaded = self._threads.threaded()
-            started = time.perf_counter()
-            (self._step_threaded if threaded else self._step)(a, active, self._rules, over, legal, record)
-            self._threads.record(threaded, time.perf_counter() - started, self.batch_size)
+            self._threads.run(self._step, self._step_threaded, self.batch_size, a, active, self._rules, over, legal,
+                              record)
         ended = np.flatnonzero(over) if np.count_nonzero(over) else _NO_GAMES
         return self._end_rounds(ended, legal)
 

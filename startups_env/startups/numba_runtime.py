@@ -125,6 +125,15 @@ class ThreadChoice:
         self.explored, self.run_left = not chosen, self.RUN - 1
         return self.explored
 
+    def run(self, serial, threaded, games: int, *args):
+        """Call the version chosen, ``serial(*args)`` or ``threaded(*args)``, over ``games``
+        games, timed and recorded; returns what it returns."""
+        use = self.threaded()
+        started = time.perf_counter()
+        result = (threaded if use else serial)(*args)
+        self.record(use, time.perf_counter() - started, games)
+        return result
+
     def record(self, threaded: bool, seconds: float, games: int) -> None:
         """A call of the threaded (or serial) version took ``seconds`` over ``games`` games
         (not counted where the call before it ran the other version: see the class)."""
