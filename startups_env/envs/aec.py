@@ -268,6 +268,24 @@ def begin_game(env) -> None:
     if env.render_mode == "human":
         env.render()
 
+def action_id(agent: str, action, num_actions: int) -> int:
+    """``agent``'s ``action`` (an integer, or a one-element array) as a Python int id in
+    [0, num_actions), or a ValueError that names the agent and what it got (both games'
+    envs read their actions so)."""
+    if isinstance(action, np.ndarray) and action.size == 1:
+        action = action.reshape(())[()]
+    if isinstance(action, (bool, np.bool_)):
+        raise ValueError(f"{agent}: action must be an integer id 0-{num_actions - 1}, got {action!r}")
+    try:
+        value = operator.index(action)
+    except TypeError:
+        raise ValueError(f"{agent}: action must be an integer id 0-{num_actions - 1}, got {action!r}"
+                         + (" (the game is running; None is only for finished agents)" if action is None else ""))
+    if not 0 <= value < num_actions:
+        raise ValueError(f"{agent}: action must be an integer id 0-{num_actions - 1}, got {value}")
+    return value
+
+
 class raw_env(AECEnv):
     """Startups as an unwrapped PettingZoo ``AECEnv`` (see the module docstring).
 
@@ -476,18 +494,7 @@ class raw_env(AECEnv):
 
     def _check_action(self, agent: str, action) -> int:
         """The action as a Python int in [0, 19); ValueError otherwise."""
-        if isinstance(action, np.ndarray) and action.size == 1:
-            action = action.reshape(())[()]
-        if isinstance(action, (bool, np.bool_)):
-            raise ValueError(f"{agent}: action must be an integer id 0-{NUM_ACTIONS - 1}, got {action!r}")
-        try:
-            value = operator.index(action)
-        except TypeError:
-            raise ValueError(f"{agent}: action must be an integer id 0-{NUM_ACTIONS - 1}, got {action!r}"
-                             + (" (the game is running; None is only for finished agents)" if action is None else ""))
-        if not 0 <= value < NUM_ACTIONS:
-            raise ValueError(f"{agent}: action must be an integer id 0-{NUM_ACTIONS - 1}, got {value}")
-        return value
+        return action_id(agent, action, NUM_ACTIONS)
 
     def _illegal_message(self, agent: str, action: int) -> str:
         legal = np.flatnonzero(self.sim.legal_mask()[0]).tolist()

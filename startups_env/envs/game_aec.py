@@ -10,7 +10,6 @@ added by a :class:`Game` record and nothing else is served so.
 from __future__ import annotations
 
 import importlib
-import operator
 
 import gymnasium
 import numpy as np
@@ -18,7 +17,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from startups_env.envs.aec import begin_game
+from startups_env.envs.aec import action_id, begin_game
 from startups_env.game import Game
 from startups_env.table.games import DEFAULT_GAME, game_by_name
 
@@ -138,16 +137,7 @@ class raw_env(AECEnv):
 
     def _check_action(self, agent: str, action) -> int:
         """``action`` as an int id, or a ValueError naming the agent and the legal actions."""
-        if isinstance(action, np.ndarray) and action.size == 1:
-            action = action.reshape(())[()]
-        try:
-            if isinstance(action, (bool, np.bool_)):
-                raise TypeError
-            value = operator.index(action)
-        except TypeError:
-            value = None
-        if value is None or not 0 <= value < self.game.num_actions:
-            raise ValueError(f"{agent}: action must be an integer id 0-{self.game.num_actions - 1}, got {action!r}")
+        value = action_id(agent, action, self.game.num_actions)
         legal = self._legal()
         if not legal[value]:
             names = ", ".join(f"{a} ({self.game.action_to_string(a)})" for a in np.flatnonzero(legal))
