@@ -190,18 +190,19 @@ same loop over a do-nothing env (`aec_bare`), that loop's ceiling.
 
 from __future__ import annotations
 
-import operator
 import warnings
 from dataclasses import fields
 
-import gymnasium
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from startups_env.envs import game_aec
+from startups_env.envs.game_aec import action_id, begin_game
+from startups_env.startups.game import GAME
 from startups_env.startups.history import History
-from startups_env.startups.observe import OBS_DIM, STATE_DIM, hidden_observation, observation_bounds, state_bounds
+from startups_env.startups.observe import STATE_DIM, hidden_observation, state_bounds
 from startups_env.startups.rules import NUM_ACTIONS, PHASE_NAMES, Rules, action_to_string, parse_ruleset
 from startups_env.startups.simulator import Simulator
 from startups_env.startups.state import State, public_state, validate_decks
@@ -225,8 +226,25 @@ def env(num_players: int | None = None, rules: Rules | None = None, render_mode:
                                    **rules_kwargs))
 
 
-def _before_reset(call: str) -> ValueError:
-    return ValueError(f"{call}() needs a game: call reset() first")
+def _rules_of(num_players: int | None, rules: Rules | None, rules_kwargs: dict) -> Rules:
+    """The env's rules from its constructor's arguments (see :class:`raw_env`), or a
+    ValueError naming what does not fit."""
+    if "ruleset" in rules_kwargs:  # a preset or options by name (Rules.preset)
+        options = parse_ruleset(rules_kwargs.pop("ruleset"))
+        both = sorted(set(options) & set(rules_kwargs))
+        if both:
+            raise ValueError(f"the options {both} are set by ruleset=; pass them one way, not both")
+        rules_kwargs.update(options)
+    unknown = sorted(set(rules_kwargs) - set(_RULES_FIELDS))
+    if unknown:
+        raise ValueError(f"unknown keyword arguments {unknown}; Rules fields are {list(_RULES_FIELDS)}")
+    if rules is None:
+        return Rules(num_players=4 if num_players is None else num_players, **rules_kwargs)
+    if not isinstance(rules, Rules):
+        raise ValueError(f"rules must be a startups_env.Rules, got {type(rules).__name__}")
+    if rules_kwargs or (num_players is not None and num_players != rules.num_players):
+        raise ValueError("pass either rules=Rules(...) or num_players/rule keywords, not both")
+    return rules
 
 
 class OrderEnforcing(wrappers.OrderEnforcingWrapper):
@@ -252,42 +270,10 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
             super().step(action)
 
 
-
-def begin_game(env) -> None:
-    """PettingZoo's per-game bookkeeping of an AEC env whose one game ``env.sim`` has just
-    been dealt: every agent in, no rewards or flags yet, the seat to act selected (both
-    games' envs start a game so)."""
-    env.agents = env.possible_agents[:]
-    env.rewards = dict.fromkeys(env.agents, 0.0)
-    env._cumulative_rewards = dict.fromkeys(env.agents, 0.0)
-    env.terminations = dict.fromkeys(env.agents, False)
-    env.truncations = dict.fromkeys(env.agents, False)
-    env.infos = {agent: {} for agent in env.agents}
-    env.agent_selection = env.possible_agents[int(env.sim.state.current[0])]
-    env._has_game = True
-    if env.render_mode == "human":
-        env.render()
-
-def action_id(agent: str, action, num_actions: int) -> int:
-    """``agent``'s ``action`` (an integer, or a one-element array) as a Python int id in
-    [0, num_actions), or a ValueError that names the agent and what it got (both games'
-    envs read their actions so)."""
-    if isinstance(action, np.ndarray) and action.size == 1:
-        action = action.reshape(())[()]
-    if isinstance(action, (bool, np.bool_)):
-        raise ValueError(f"{agent}: action must be an integer id 0-{num_actions - 1}, got {action!r}")
-    try:
-        value = operator.index(action)
-    except TypeError:
-        raise ValueError(f"{agent}: action must be an integer id 0-{num_actions - 1}, got {action!r}"
-                         + (" (the game is running; None is only for finished agents)" if action is None else ""))
-    if not 0 <= value < num_actions:
-        raise ValueError(f"{agent}: action must be an integer id 0-{num_actions - 1}, got {value}")
-    return value
-
-
-class raw_env(AECEnv):
-    """Startups as an unwrapped PettingZoo ``AECEnv`` (see the module docstring).
+class raw_env(game_aec.raw_env):
+    """Startups as an unwrapped PettingZoo ``AECEnv`` (see the module docstring): the env of
+    any game (:class:`startups_env.envs.game_aec.raw_env`) with *Startups*' rules arguments,
+    dealt decks, history, global state and the simulator's one-game paths.
 
     Args:
         num_players: seats, 2-7 (default 4, or ``rules.num_players`` when ``rules`` is given).
@@ -313,61 +299,25 @@ class raw_env(AECEnv):
     def __init__(self, num_players: int | None = None, rules: Rules | None = None,
                  render_mode: str | None = None, *, history: bool = False, backend: str | None = None,
                  **rules_kwargs):
-        super().__init__()
         if not isinstance(history, bool):
             raise ValueError(f"history must be True or False, got {history!r}")
-        if "ruleset" in rules_kwargs:  # a preset or options by name (Rules.preset)
-            options = parse_ruleset(rules_kwargs.pop("ruleset"))
-            both = sorted(set(options) & set(rules_kwargs))
-            if both:
-                raise ValueError(f"the options {both} are set by ruleset=; pass them one way, not both")
-            rules_kwargs.update(options)
-        unknown = sorted(set(rules_kwargs) - set(_RULES_FIELDS))
-        if unknown:
-            raise ValueError(f"unknown keyword arguments {unknown}; Rules fields are {list(_RULES_FIELDS)}")
-        if rules is None:
-            rules = Rules(num_players=4 if num_players is None else num_players, **rules_kwargs)
-        elif not isinstance(rules, Rules):
-            raise ValueError(f"rules must be a startups_env.Rules, got {type(rules).__name__}")
-        elif rules_kwargs or (num_players is not None and num_players != rules.num_players):
-            raise ValueError("pass either rules=Rules(...) or num_players/rule keywords, not both")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
-        self.rules = rules
-        self.render_mode = render_mode
-        n = rules.num_players
-        self.possible_agents = [f"player_{i}" for i in range(n)]
-        self.agent_name_mapping = {agent: i for i, agent in enumerate(self.possible_agents)}
-        # One space object per agent, built once (api_test checks identity across calls).
-        self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS) for agent in self.possible_agents}
-        low, high = observation_bounds(rules)  # what these rules allow (the turn piece: the turn cap)
-        self.observation_spaces = {
-            agent: spaces.Dict({
-                "observation": spaces.Box(low, high, (OBS_DIM,), np.float32),
-                "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
-            })
-            for agent in self.possible_agents
-        }
+        rules = _rules_of(num_players, rules, rules_kwargs)
+        self._backend = backend
+        super().__init__(GAME, rules.num_players, render_mode, rules=rules)
         # The global state for centralised critics (state()): seat 0's observation + every hand,
         # the pile's make-up and the removed cards.
         self.state_space = spaces.Box(*state_bounds(rules), (STATE_DIM,), np.float32)
-        # The one game. Its seed is replaced by reset(seed=...); with no seed the games
-        # follow fresh OS entropy.
-        self.sim = Simulator(rules, batch_size=1, backend=backend)
         #: The simulator's backend, ``"numpy"`` or ``"numba"`` (``backend=`` resolved).
         self.backend = self.sim.backend
-        self._has_game = False
         #: Whether :attr:`history` is kept (``history=`` of the constructor).
         self.keeps_history = history
         self._history = History(1) if history else None
 
+    def _new_simulator(self) -> Simulator:
+        # Its seed is replaced by reset(seed=...); with no seed the games follow fresh OS entropy.
+        return Simulator(self.rules, batch_size=1, backend=self._backend)
+
     # ------------------------------------------------------------------ PettingZoo API
-    def observation_space(self, agent: str) -> spaces.Space:
-        return self.observation_spaces[agent]
-
-    def action_space(self, agent: str) -> spaces.Space:
-        return self.action_spaces[agent]
-
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Deal a new game. ``seed`` re-seeds the deck shuffles (None: keep the generator);
         ``options={"deck": [...]}`` deals an explicit deck (see the module docstring)."""
@@ -404,23 +354,20 @@ class raw_env(AECEnv):
     # so the calls that read them say that reset() is missing instead of failing on an
     # attribute. (env() wraps this class; its wrapper raises its own error first.)
     def last(self, observe: bool = True):
-        if not self._has_game:
-            raise _before_reset("last")
+        self._require_game("last")
         # AECEnv.last, inlined: env() answers every last() here (see OrderEnforcing).
         agent = self.agent_selection
         return (self.observe(agent) if observe else None, self._cumulative_rewards[agent],
                 self.terminations[agent], self.truncations[agent], self.infos[agent])
 
     def agent_iter(self, max_iter: int = 2**63):
-        if not self._has_game:
-            raise _before_reset("agent_iter")
+        self._require_game("agent_iter")
         return super().agent_iter(max_iter)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``{"observation": float32[197], "action_mask": int8[19]}`` for any agent, fresh
         arrays each call (callers may keep them)."""
-        if not self._has_game:
-            raise _before_reset("observe")
+        self._require_game("observe")
         seat = self.agent_name_mapping[agent]
         obs = self.sim.observe_one(seat)
         if agent == self.agent_selection:
@@ -435,8 +382,7 @@ class raw_env(AECEnv):
         with the other hands reduced to their publicly known cards and the deck hidden
         (:func:`startups_env.startups.state.public_state`). For the agent on turn, this is the
         ``public=`` of a policy that needs it (:mod:`startups_env.table.policy`). A fresh copy."""
-        if not self._has_game:
-            raise _before_reset("public_state")
+        self._require_game("public_state")
         if agent not in self.agent_name_mapping:
             raise ValueError(f"unknown agent {agent!r}; agents are {self.possible_agents}")
         return public_state(self.sim.state, np.array([self.agent_name_mapping[agent]]))
@@ -449,8 +395,7 @@ class raw_env(AECEnv):
         ``history=True``; ValueError otherwise."""
         if self._history is None:
             raise ValueError("this env keeps no history: create it with startups_env.env(..., history=True)")
-        if not self._has_game:
-            raise _before_reset("history")
+        self._require_game("history")
         return self._history
 
     def state(self) -> np.ndarray:
@@ -459,14 +404,12 @@ class raw_env(AECEnv):
         may know, every hand, the pile's cards per company and the removed cards
         (``startups_env.startups.observe.STATE_PIECES``; the trainer's privileged critic reads the same
         hidden part). A fresh array each call."""
-        if not self._has_game:
-            raise _before_reset("state")
+        self._require_game("state")
         seat = _ONE_GAME  # seat 0: relative seats are the absolute ones
         return np.concatenate([self.sim.observe_one(0), hidden_observation(self.sim.state, seat)[0]])
 
     def step(self, action) -> None:
-        if not self._has_game:
-            raise _before_reset("step")
+        self._require_game("step")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -527,24 +470,7 @@ class raw_env(AECEnv):
         # The agent who took the final turn stays selected; the dead steps then visit
         # every agent in seat order (AECEnv._was_dead_step).
 
-    def render(self):
-        if self.render_mode is None:
-            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
-            return None
-        if not self._has_game:
-            raise _before_reset("render")
+    def _picture(self, viewer: int | None) -> np.ndarray:
         from startups_env.startups import render as drawing
 
-        # The viewer is the agent on turn; once the game is over every hand has been scored
-        # face up, so the table is drawn for a spectator.
-        viewer = None if self.sim.state.done[0] else self.agent_name_mapping[self.agent_selection]
-        if self.render_mode == "rgb_array":
-            return drawing.table_rgb(self.sim.state, game=0, viewer=viewer)
-        text = drawing.table_text(self.sim.state, game=0, viewer=viewer)
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
-
-    def close(self) -> None:
-        """Nothing to release (no window is opened)."""
+        return drawing.table_rgb(self.sim.state, game=0, viewer=viewer)

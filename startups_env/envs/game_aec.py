@@ -10,6 +10,7 @@ added by a :class:`Game` record and nothing else is served so.
 from __future__ import annotations
 
 import importlib
+import operator
 
 import gymnasium
 import numpy as np
@@ -17,11 +18,10 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from startups_env.envs.aec import action_id, begin_game
 from startups_env.game import Game
 from startups_env.table.games import DEFAULT_GAME, game_by_name
 
-__all__ = ["make_env", "raw_env"]
+__all__ = ["action_id", "begin_game", "make_env", "raw_env"]
 
 
 def make_env(game: str | Game = DEFAULT_GAME, *args, **kwargs) -> AECEnv:
@@ -36,6 +36,37 @@ def make_env(game: str | Game = DEFAULT_GAME, *args, **kwargs) -> AECEnv:
     return wrappers.OrderEnforcingWrapper(raw_env(game, *args, **kwargs))
 
 
+def begin_game(env) -> None:
+    """PettingZoo's per-game bookkeeping of an AEC env whose one game ``env.sim`` has just
+    been dealt: every agent in, no rewards or flags yet, the seat to act selected (every game's env starts a game so)."""
+    env.agents = env.possible_agents[:]
+    env.rewards = dict.fromkeys(env.agents, 0.0)
+    env._cumulative_rewards = dict.fromkeys(env.agents, 0.0)
+    env.terminations = dict.fromkeys(env.agents, False)
+    env.truncations = dict.fromkeys(env.agents, False)
+    env.infos = {agent: {} for agent in env.agents}
+    env.agent_selection = env.possible_agents[int(env.sim.state.current[0])]
+    env._has_game = True
+    if env.render_mode == "human":
+        env.render()
+
+def action_id(agent: str, action, num_actions: int) -> int:
+    """``agent``'s ``action`` (an integer, or a one-element array) as a Python int id in
+    [0, num_actions), or a ValueError that names the agent and what it got (every game's env reads its actions so)."""
+    if isinstance(action, np.ndarray) and action.size == 1:
+        action = action.reshape(())[()]
+    if isinstance(action, (bool, np.bool_)):
+        raise ValueError(f"{agent}: action must be an integer id 0-{num_actions - 1}, got {action!r}")
+    try:
+        value = operator.index(action)
+    except TypeError:
+        raise ValueError(f"{agent}: action must be an integer id 0-{num_actions - 1}, got {action!r}"
+                         + (" (the game is running; None is only for finished agents)" if action is None else ""))
+    if not 0 <= value < num_actions:
+        raise ValueError(f"{agent}: action must be an integer id 0-{num_actions - 1}, got {value}")
+    return value
+
+
 class raw_env(AECEnv):
     """One game of ``game`` (a :class:`Game` or its name) as an unwrapped ``AECEnv``.
 
@@ -44,7 +75,9 @@ class raw_env(AECEnv):
     rewards once the game ends (``infos``: ``score``, ``rank``, ``truncated``). An action
     that is not an integer id, or an illegal one, raises ValueError naming the agent and
     leaves the game unchanged. render_mode: None, ``"ansi"`` or ``"human"`` (the game's
-    ``render_text``).
+    ``render_text``). ``rules``: the game's rules in full (default
+    ``game.make_rules(num_players)``), for a game's own env that reads them from its
+    arguments.
 
     A game's own env subclasses this one and replaces what its game plays otherwise
     (:mod:`startups_env.envs.startap_aec`): the simulator (:meth:`_new_simulator`), a faster
@@ -55,7 +88,8 @@ class raw_env(AECEnv):
 
     metadata = {"name": "game_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False, "render_fps": 2}
 
-    def __init__(self, game: str | Game, num_players: int | None = None, render_mode: str | None = None):
+    def __init__(self, game: str | Game, num_players: int | None = None, render_mode: str | None = None, *,
+                 rules=None):
         super().__init__()
         self.game = game_by_name(game)
         n = self.game.default_rules().num_players if num_players is None else num_players
@@ -67,10 +101,10 @@ class raw_env(AECEnv):
             raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
         self.metadata = {**self.metadata, "name": f"{self.game.name}_v0"}
         self.num_players, self.render_mode = int(n), render_mode
-        self.rules = self.game.make_rules(self.num_players)
+        self.rules = self.game.make_rules(self.num_players) if rules is None else rules
         self.possible_agents = [f"player_{i}" for i in range(self.num_players)]
         self.agent_name_mapping = {agent: i for i, agent in enumerate(self.possible_agents)}
-        low, high = self.game.observation_bounds(self.rules, [self.num_players])
+        low, high = self.game.observation_bounds(self.rules, (self.num_players,))
         space = spaces.Dict({"observation": spaces.Box(low, high, (self.game.obs_dim,), np.float32),
                              "action_mask": spaces.Box(0, 1, (self.game.num_actions,), np.int8)})
         self.observation_spaces = dict.fromkeys(self.possible_agents, space)
