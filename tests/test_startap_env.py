@@ -13,6 +13,8 @@ from startups_env.startap.observe import OBS_DIM, observe
 from startups_env.startap.simulator import Simulator
 from startups_env.startap.state import LAYOUT, P, State
 
+from helpers import INSTALLED_BACKENDS
+
 
 @pytest.mark.filterwarnings("ignore:Observation")
 @pytest.mark.parametrize("num_players", [2, 4, 6])
@@ -169,12 +171,14 @@ def test_the_simulator_refuses_bad_arguments(kwargs, match):
     (np.zeros(3, np.int64), None, "shape"), (np.zeros(2, float), None, "integers"),
     (np.array([R.NUM_ACTIONS, 0]), None, "out of range"), (np.array([R.TAKE, R.TAKE]), None, "illegal"),
     (np.array([R.DONE, R.DONE]), np.ones(3, bool), "active")])
-def test_a_bad_step_raises_and_changes_no_game(actions, active, match):
-    sim = Simulator(2, num_players=3, seed=0)
-    before = sim.state.copy()
+@pytest.mark.parametrize("backend", INSTALLED_BACKENDS)
+def test_a_bad_step_raises_and_changes_no_game(actions, active, match, backend):
+    sim = Simulator(2, num_players=3, seed=0, backend=backend)
+    before, mask = sim.state.copy(), sim.legal_mask()
     with pytest.raises(ValueError, match=match):
         sim.step(actions, active=active)
     assert all(np.array_equal(getattr(before, n), getattr(sim.state, n)) for n in LAYOUT)
+    assert np.array_equal(sim.legal_mask(), mask)
 
 
 def test_reset_checks_decks_and_games():

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from startups_env.startap import rules as R
-from startups_env.startap.simulator import Simulator
+from startups_env.startap.simulator import Simulator, uniform_legal
 from startups_env.startap.observe import observe
 from startups_env.startap.state import LAYOUT
 
@@ -59,6 +59,49 @@ def test_the_compiled_engine_plays_numpys_games_state_for_state(num_players):
 def test_mixed_tables_and_the_one_game_path():
     play_both(np.arange(40) % 5 + 2, 40, seed=3)
     play_both(3, 1, seed=11)  # one game: the env's path (step_one)
+
+
+def test_re_dealt_games_equal_numpys():
+    """reset_games deals on each engine (numpy's engine.deal, the compiled deal_rows), over
+    finished games and running ones, at new table sizes: the same states and masks after."""
+    sizes = np.arange(64) % 5 + 2
+    ref = Simulator(64, num_players=sizes, seed=9, backend="numpy")
+    fast = Simulator(64, num_players=sizes, seed=9, backend="numba")
+    rng_ref, rng_fast = np.random.default_rng(1), np.random.default_rng(1)
+    dealt = 0
+    for step in range(1500):
+        games = np.flatnonzero(ref.done)
+        if step % 50 == 0:
+            games = np.union1d(games, [step % 64])  # (a running game, whose fields are all in use)
+        ref.reset_games(games, num_players=(games + step) % 5 + 2)
+        fast.reset_games(games, num_players=(games + step) % 5 + 2)
+        dealt += games.size
+        assert_same_state(ref, fast, step)
+        assert np.array_equal(ref.legal_mask(), fast.legal_mask()), f"step {step}: legal masks differ"
+        actions = ref.random_actions(rng=rng_ref)
+        assert np.array_equal(actions, fast.random_actions(rng=rng_fast)), "the samplers differ"
+        ref.step(actions)
+        fast.step(actions)
+    assert dealt > 100
+
+
+def test_the_compiled_sampler_picks_as_numpys():
+    """Random masks of every density, rows with nothing legal or one action at either end,
+    and a strided mask: the compiled sampler picks what numpy's uniform_legal picks."""
+    rng = np.random.default_rng(0)
+    mask = rng.random((600, R.NUM_ACTIONS)) < rng.random((600, 1)) ** 3
+    mask[::7] = False
+    mask[3::11] = False
+    mask[3::11, R.NUM_ACTIONS - 1] = True
+    mask[5::13] = False
+    mask[5::13, 0] = True
+    sim = Simulator(1, backend="numba")
+    for seed, rows in enumerate((mask, mask[::3], mask[1:])):
+        expected = uniform_legal(rows, np.random.default_rng(seed))
+        assert np.array_equal(sim.random_actions(rows, rng=np.random.default_rng(seed)), expected)
+        assert rows[np.arange(len(rows)), expected][rows.any(axis=1)].all()
+    with pytest.raises(ValueError, match="mask must be a bool array"):
+        sim.random_actions(np.ones((2, 5), bool))
 
 
 def test_an_illegal_action_leaves_every_game_unchanged_on_the_compiled_engine():

@@ -13,9 +13,12 @@ from __future__ import annotations
 import numpy as np
 
 from startups_env.startap import moves
-from startups_env.startap.engine import start_turn
+from startups_env.startap.engine import deal
 from startups_env.startap.observe import observe
+from startups_env.startap.rules import NUM_ACTIONS
 from startups_env.startups.backend import resolve_backend
+
+_GAME_ZERO = np.zeros(1, np.intp)
 
 
 class NumpyEngine:
@@ -28,9 +31,11 @@ class NumpyEngine:
         self._mask: np.ndarray | None = None
         self._state = None
 
-    def dealt(self, games: np.ndarray) -> None:
-        """Games were dealt afresh: their first turn starts."""
-        start_turn(self.sim.state, games)
+    def deal(self, games: np.ndarray, players: np.ndarray, decks: dict[str, np.ndarray]) -> None:
+        """Deal ``games`` (intp[k]) afresh at ``players`` (int8[k]) seats from ``decks``
+        (checked: the three decks in dealing order, int8[k, size] each); their first turn
+        starts (:func:`startups_env.startap.engine.deal`)."""
+        deal(self.sim.state, games, players, decks)
         self._mask = None
 
     def mask(self) -> np.ndarray:
@@ -40,13 +45,24 @@ class NumpyEngine:
             self._mask = moves.legal_mask(self._state)
         return self._mask
 
-    def step(self, g: np.ndarray, a: np.ndarray) -> np.ndarray:
-        """Apply the legal actions ``a`` in the running games ``g``; the games that ended."""
+    def step(self, actions: np.ndarray, active: np.ndarray) -> np.ndarray | None:
+        """Apply ``actions`` (int64[B]) in the active running games; the games that ended, or
+        None (and no game changed) if one of those games' actions is out of range or illegal."""
         s = self.sim.state
-        was_done = s.done.copy()
+        running = active & ~s.done
+        g = np.flatnonzero(running)
+        a = actions[g]
+        if not ((a >= 0) & (a < NUM_ACTIONS)).all() or not self.mask()[g, a].all():
+            return None
         moves.apply(s, g, a)
         self._mask = None
-        return np.flatnonzero(s.done & ~was_done)
+        return np.flatnonzero(running & s.done)
+
+    def step_one(self, action: int) -> bool:
+        """Apply the legal ``action`` in game 0 (running); whether that ended it."""
+        moves.apply(self.sim.state, _GAME_ZERO, np.array([action], np.int64))
+        self._mask = None
+        return bool(self.sim.state.done[0])
 
     def observe(self, seats: np.ndarray, games: np.ndarray) -> np.ndarray:
         """float32[k, OBS_DIM]: the observations of ``seats`` in ``games``."""

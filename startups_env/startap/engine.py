@@ -46,6 +46,27 @@ def pool_origin(s: State, g: np.ndarray) -> np.ndarray:
     return np.where(s.main_seat[g] < 0, s.active[g], s.main_seat[g])
 
 
+# ---------------------------------------------------------------- the deal
+def deal(s: State, g: np.ndarray, players: np.ndarray, decks: dict[str, np.ndarray]) -> None:
+    """Deal the games ``g`` afresh at ``players`` (int[k]) seats from ``decks`` (the three
+    decks in dealing order, int8[k, size] each): the empty game, then seat i's hand is cards
+    3i..3i+2 of the project and of the opportunity deck, every seat has 10 coins, and the
+    first turn starts (:func:`start_turn`)."""
+    s.clear(g)
+    s.num_players[g] = players
+    for name, arr in decks.items():
+        getattr(s, name)[g] = arr
+    hands = ((decks["project_deck"], s.project_hand, s.project_next, R.START_PROJECTS),
+             (decks["opportunity_deck"], s.opportunity_hand, s.opportunity_next, R.START_OPPORTUNITIES))
+    for deck, hand, following, per_seat in hands:
+        for seat in range(P):
+            at = np.flatnonzero(players > seat)
+            hand[g[at, None], seat, deck[at, per_seat * seat:per_seat * (seat + 1)]] = True
+        following[g] = per_seat * players
+    s.coins[g] = np.where(_SEATS[None, :] < players[:, None], R.START_COINS, 0)
+    start_turn(s, g)
+
+
 # ---------------------------------------------------------------- the turn
 def start_turn(s: State, g: np.ndarray) -> None:
     """Part 1 of the turn (not on the first): reveal a project to offer round the table."""

@@ -6,8 +6,9 @@ numpy, every rule applied to the whole batch at once. The functions here apply t
 rules (docs/startap.md) to one game at a time, in scalar code, one function per rule; the
 batch step loops over the games (on numba's threads from ``PARALLEL_FROM`` games on, with
 the first game's helpers of :mod:`startups_env.startups.numba_backend`). The tests prove the
-two equal state for state (tests/test_startap_numba.py). The deal stays numpy's, shared by
-both engines.
+two equal state for state (tests/test_startap_numba.py). The decks are shuffled by the
+simulator's generator (numpy), the same for both engines; dealing them out is
+:func:`deal_rows` here, :func:`startups_env.startap.engine.deal` on numpy.
 
 Every function takes ``s``, the :data:`StateArrays` named tuple of the State's arrays
 (:func:`arrays`), and ``g``, the game; it changes the arrays in place.
@@ -25,7 +26,7 @@ from startups_env.startap import cards as C
 from startups_env.startap import observe as O
 from startups_env.startap import rules as R
 from startups_env.startap.observe import OBS_DIM, PER_PROJECT, PER_SEAT, PIECES
-from startups_env.startap.state import P, S, State
+from startups_env.startap.state import LAYOUT, P, S, State
 from startups_env.startups.numba_backend import forget_stale_cache, serial_and_parallel
 
 forget_stale_cache(__file__, C.__file__, R.__file__, O.__file__)
@@ -728,13 +729,6 @@ def legal_rows(mask, games, s):
 
 
 @_jit
-def start_rows(games, s):
-    """The first turn of freshly dealt ``games`` starts."""
-    for i in range(games.shape[0]):
-        start_turn(s, games[i])
-
-
-@_jit
 def count_illegal(mask, actions, active, s):
     """How many active running games' actions are out of range or illegal."""
     bad = 0
@@ -751,12 +745,16 @@ PARALLEL_FROM = 16384  # games per batch from which the step runs on numba's thr
 
 
 def _step_games(actions, active, over, mask, s):
-    """Apply ``actions`` (legal) in every active running game; over[g]: the game ended now;
-    each stepped game's mask is written afterwards."""
+    """Apply ``actions`` in every active running game and return True; over[g]: the game
+    ended now; each stepped game's mask is written afterwards. If an active running game's
+    action is out of range or illegal, return False and change nothing."""
+    if count_illegal(mask, actions, active, s):
+        return False
     b = actions.shape[0]
     for block in numba.prange((b + STEP_BLOCK - 1) // STEP_BLOCK):
         lo = block * STEP_BLOCK
         step_block(lo, min(lo + STEP_BLOCK, b), actions, active, over, mask, s)
+    return True
 
 
 @_jit
@@ -772,24 +770,111 @@ def step_block(lo, hi, actions, active, over, mask, s):
 step_games, step_games_parallel = serial_and_parallel(_step_games)
 
 
+WORD = 4  # mask bytes the sampler reads at once (NUM_ACTIONS is a multiple of it)
+assert R.NUM_ACTIONS % WORD == 0, "the sampler reads a mask row as whole 4-byte words"
+
+
+@_inline
+def word_count(x):
+    """How many of the 4 bools packed in ``x`` (a uint32 of 0 or 1 bytes) are True."""
+    return (np.int64(x) * 0x01010101 >> 24) & 0xFF
+
+
 @_jit
-def pick_legal(mask, u, out):
+def pick_legal(mask, words, u, out):
     """out[g] = the k-th legal action of game g for k = floor(u[g] * legal count) (as
-    numpy's uniform_legal picks); 0 where none is legal."""
+    numpy's uniform_legal picks); 0 where none is legal. ``words`` is ``mask`` (bool[B,
+    NUM_ACTIONS]) read as uint32[B, NUM_ACTIONS // 4], so that the count and the search
+    step over four actions at a time."""
     for g in range(u.shape[0]):
         count = 0
-        for a in range(R.NUM_ACTIONS):
-            count += mask[g, a]
+        for w in range(words.shape[1]):
+            count += word_count(words[g, w])
         out[g] = 0
-        if count == 0:
-            continue
         pick = np.int64(u[g] * count)
-        for a in range(R.NUM_ACTIONS):
+        if pick >= count:  # (none legal; or u * count rounded up to count: numpy's argmax gives 0 too)
+            continue
+        w = 0
+        while pick >= word_count(words[g, w]):
+            pick -= word_count(words[g, w])
+            w += 1
+        for a in range(w * WORD, w * WORD + WORD):
             if mask[g, a]:
                 if pick == 0:
                     out[g] = a
                     break
                 pick -= 1
+
+
+# ---------------------------------------------------------------- the deal
+@_inline
+def clear_fields(g, fields, fills):
+    """fields[k][g, :] = fills[k] for each field (a State array seen as [B, -1])."""
+    for k in range(len(fields)):
+        field = fields[k]
+        for x in range(field.shape[1]):
+            field[g, x] = fills[k]
+
+
+@_jit
+def deal_rows(mask, games, players, project_deck, opportunity_deck, incident_deck, empty, s):
+    """Deal ``games`` (int[k]) afresh at ``players`` (int[k]) seats from the three decks
+    (int8[k, size] each, in dealing order), as :func:`startups_env.startap.engine.deal`
+    does: the empty game (``empty``: the State's fields grouped by dtype as [B, -1] views,
+    each group with its fills, :func:`empty_groups`), seat i's hand cards 3i..3i+2 of the
+    project and of the opportunity deck, 10 coins a seat; then the first turn starts and
+    the game's mask is written."""
+    for i in range(games.shape[0]):
+        g = games[i]
+        clear_fields(g, empty[0], empty[1])
+        clear_fields(g, empty[2], empty[3])
+        clear_fields(g, empty[4], empty[5])
+        n = players[i]
+        s.num_players[g] = n
+        for c in range(NP):
+            s.project_deck[g, c] = project_deck[i, c]
+        for j in range(NO):
+            s.opportunity_deck[g, j] = opportunity_deck[i, j]
+        for x in range(NI):
+            s.incident_deck[g, x] = incident_deck[i, x]
+        for p in range(n):
+            for k in range(R.START_PROJECTS):
+                s.project_hand[g, p, project_deck[i, R.START_PROJECTS * p + k]] = True
+            for k in range(R.START_OPPORTUNITIES):
+                s.opportunity_hand[g, p, opportunity_deck[i, R.START_OPPORTUNITIES * p + k]] = True
+            s.coins[g, p] = R.START_COINS
+        s.project_next[g] = R.START_PROJECTS * n
+        s.opportunity_next[g] = R.START_OPPORTUNITIES * n
+        start_turn(s, g)
+        legal_game(mask, g, s)
+
+
+#: The dtypes of the State's fields, in the order of :func:`empty_groups`' groups.
+EMPTY_DTYPES = (np.dtype(np.int8), np.dtype(np.int16), np.dtype(bool))
+
+
+def empty_groups(state: State) -> tuple:
+    """The State's fields grouped by dtype for :func:`deal_rows`: (int8 fields, their fills,
+    int16 fields, their fills, bool fields, their fills), each field a [B, -1] view of the
+    State's array (not a copy) and each fills an array of the LAYOUT's empty values."""
+    groups = []
+    for dtype in EMPTY_DTYPES:
+        views, fills = [], []
+        for name, (kind, _shape, fill) in LAYOUT.items():
+            if np.dtype(kind) != dtype:
+                continue
+            arr = getattr(state, name)
+            view = arr.reshape(arr.shape[0], -1)
+            if arr.dtype != dtype or not np.may_share_memory(view, arr) or not view.flags.c_contiguous:
+                raise ValueError(f"state.{name} must be a C-contiguous {dtype} array, got {arr.dtype} "
+                                 f"{'C-contiguous' if arr.flags.c_contiguous else 'strided'}")
+            views.append(view)
+            fills.append(fill)
+        groups += [tuple(views), np.array(fills, dtype)]
+    unknown = {np.dtype(kind) for kind, _shape, _fill in LAYOUT.values()} - set(EMPTY_DTYPES)
+    if unknown:
+        raise TypeError(f"the compiled deal clears int8, int16 and bool fields only, not {sorted(map(str, unknown))}")
+    return tuple(groups)
 
 
 @_jit

@@ -19,13 +19,14 @@ class NumbaEngine:
     name = "numba"
     # (each kernel called straight at its compiled entry point after the first call)
     _step, _step_threaded = CallSite(K.step_games), CallSite(K.step_games_parallel)
-    _step_one, _legal_rows, _start_rows = CallSite(K.step_one), CallSite(K.legal_rows), CallSite(K.start_rows)
+    _step_one, _legal_rows, _deal_rows = CallSite(K.step_one), CallSite(K.legal_rows), CallSite(K.deal_rows)
     _observe_rows, _pick = CallSite(K.observe_rows), CallSite(K.pick_legal)
 
     def __init__(self, sim):
         self.sim = sim
         self._state = None
         self._arrays = None
+        self._empty = None
         self._mask = np.zeros((sim.batch_size, NUM_ACTIONS), bool)
         self._over = np.zeros(sim.batch_size, bool)
 
@@ -34,36 +35,41 @@ class NumbaEngine:
         if self.sim.state is not self._state:
             self._state = self.sim.state
             self._arrays = K.arrays(self._state)
+            self._empty = None
             self._legal_rows(self._mask, np.arange(self.sim.batch_size), self._arrays)
         return self._arrays
 
-    def dealt(self, games: np.ndarray) -> None:
-        """Games were dealt afresh (by the shared numpy deal): their first turn starts, and
+    def deal(self, games: np.ndarray, players: np.ndarray, decks: dict[str, np.ndarray]) -> None:
+        """Deal ``games`` (intp[k]) afresh at ``players`` (int8[k]) seats from ``decks``
+        (checked: the three decks in dealing order, int8[k, size] each), compiled
+        (:func:`~startups_env.startap.numba_backend.deal_rows`): their first turn starts and
         their masks are written."""
         s = self.arrays()
-        games = np.ascontiguousarray(games, np.intp)
-        self._start_rows(games, s)
-        self._legal_rows(self._mask, games, s)
+        if self._empty is None:
+            self._empty = K.empty_groups(self._state)
+        self._deal_rows(self._mask, games, np.ascontiguousarray(players, np.int8),
+                        *(np.ascontiguousarray(decks[name], np.int8)
+                          for name in ("project_deck", "opportunity_deck", "incident_deck")), self._empty, s)
 
     def mask(self) -> np.ndarray:
         """bool[B, NUM_ACTIONS]: the legal masks (the engine's own array: do not change it)."""
         self.arrays()
         return self._mask
 
-    def step(self, g: np.ndarray, a: np.ndarray) -> np.ndarray:
-        """Apply the legal actions ``a`` in the running games ``g``; the games that ended."""
+    def step(self, actions: np.ndarray, active: np.ndarray) -> np.ndarray | None:
+        """Apply ``actions`` (int64[B]) in the active running games; the games that ended, or
+        None (and no game changed) if one of those games' actions is out of range or illegal."""
         s = self.arrays()
-        b = self.sim.batch_size
-        if g.size == 1:
-            self._step_one(self._mask, int(g[0]), int(a[0]), s)
-            return g if s.terminated[g[0]] or s.truncated[g[0]] else g[:0]
-        actions = np.zeros(b, np.int64)
-        actions[g] = a
-        active = np.zeros(b, bool)
-        active[g] = True
-        kernel = self._step_threaded if b >= K.PARALLEL_FROM else self._step
-        kernel(actions, active, self._over, self._mask, s)
+        kernel = self._step_threaded if self.sim.batch_size >= K.PARALLEL_FROM else self._step
+        if not kernel(actions, active, self._over, self._mask, s):
+            return None
         return np.flatnonzero(self._over)
+
+    def step_one(self, action: int) -> bool:
+        """Apply the legal ``action`` in game 0 (running); whether that ended it."""
+        s = self.arrays()
+        self._step_one(self._mask, 0, int(action), s)
+        return bool(s.terminated[0] or s.truncated[0])
 
     def observe(self, seats: np.ndarray, games: np.ndarray) -> np.ndarray:
         """float32[k, OBS_DIM]: the observations of ``seats`` in ``games`` (compiled)."""
@@ -72,9 +78,15 @@ class NumbaEngine:
         return out
 
     def sample(self, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """int64[B]: a uniformly random legal action per row of ``mask`` (0 where none), from
-        the same draws as numpy's ``uniform_legal``."""
+        """int64[k]: a uniformly random legal action per row of ``mask`` (bool[k,
+        NUM_ACTIONS], checked by the simulator; 0 where none), from the same draws as
+        numpy's ``uniform_legal``."""
         u = rng.random(mask.shape[0])
         out = np.empty(mask.shape[0], np.int64)
-        self._pick(np.ascontiguousarray(mask, bool), u, out)
+        rows = np.ascontiguousarray(mask, bool)
+        words = rows.view(np.uint32)
+        if not words.flags.aligned:
+            rows = rows.copy()
+            words = rows.view(np.uint32)
+        self._pick(rows, words, u, out)
         return out

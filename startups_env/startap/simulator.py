@@ -15,8 +15,7 @@ import numpy as np
 from startups_env.checks import active_games, check_seed, game_indices, is_int
 from startups_env.startap.backend import make_engine
 from startups_env.startap.cards import NUM_INCIDENTS, NUM_OPPORTUNITIES, NUM_PROJECTS
-from startups_env.startap.rules import (MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, START_COINS, START_OPPORTUNITIES,
-                                        START_PROJECTS, Rules, action_to_string)
+from startups_env.startap.rules import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, Rules, action_to_string
 from startups_env.startap.state import State, StepResult
 
 P = MAX_PLAYERS
@@ -64,6 +63,7 @@ class Simulator:
         self.batch_size = int(batch_size)
         self.rng = np.random.default_rng(check_seed(seed, generator_ok=True))
         self.state = State.empty(self.batch_size)
+        self._everyone: np.ndarray | None = None  # (every game active: a step's default)
         #: The engine of the rules, chosen once: ``backend`` "numpy" (the reference), "numba"
         #: (compiled), or None (the fastest installed); see startap/backend.py.
         self.engine = make_engine(backend, self)
@@ -96,21 +96,7 @@ class Simulator:
         return checked
 
     def _deal(self, games: np.ndarray, players: np.ndarray, decks: dict[str, np.ndarray]) -> None:
-        s = self.state
-        s.clear(games)
-        s.num_players[games] = players
-        for name, arr in decks.items():
-            getattr(s, name)[games] = arr
-        seat_of = {"project_deck": (s.project_hand, s.project_next, START_PROJECTS),
-                   "opportunity_deck": (s.opportunity_hand, s.opportunity_next, START_OPPORTUNITIES)}
-        for name, (hand, following, per_seat) in seat_of.items():
-            for seat in range(P):
-                at = np.flatnonzero(players > seat)
-                cards = decks[name][at, per_seat * seat:per_seat * (seat + 1)]
-                hand[games[at, None], seat, cards] = True
-            following[games] = per_seat * players
-        s.coins[games] = np.where(np.arange(P)[None, :] < players[:, None], START_COINS, 0)
-        self.engine.dealt(games)  # (the first turn starts: the engine's start_turn)
+        self.engine.deal(np.ascontiguousarray(games, np.intp), players, decks)
 
     def reset(self, seed=None, *, num_players=None, decks=None) -> None:
         """Deal every game afresh. seed: an int, a Generator or None (keep the generator);
@@ -145,44 +131,64 @@ class Simulator:
         return self.engine.mask().copy()
 
     def random_actions(self, mask: np.ndarray | None = None, rng: np.random.Generator | None = None) -> np.ndarray:
-        """int64[B]: a uniformly random legal action per game (0 in finished games)."""
+        """int64[B]: a uniformly random legal action per game (0 in finished games), from one
+        draw of ``rng`` (default: the simulator's generator) per game; ``mask``: optional
+        bool[k, NUM_ACTIONS] to sample from instead of the legal masks (k actions)."""
+        if mask is None:
+            mask = self.engine.mask()
+        else:
+            mask = np.asarray(mask)
+            if mask.dtype != bool or mask.ndim != 2 or mask.shape[1] != NUM_ACTIONS:
+                raise ValueError(f"mask must be a bool array of shape [k, {NUM_ACTIONS}], got {mask.dtype} "
+                                 f"{list(mask.shape)}")
         sample = self.engine.sample or uniform_legal
-        return sample(self.engine.mask() if mask is None else mask, self.rng if rng is None else rng)
+        return sample(mask, self.rng if rng is None else rng)
 
-    def _check(self, actions, active) -> tuple[np.ndarray, np.ndarray]:
+    def _inputs(self, actions, active) -> tuple[np.ndarray, np.ndarray]:
+        """A step's arguments checked for shape and type: int64[B] actions, bool[B] active."""
         b = self.batch_size
         arr = np.asarray(actions)
         if arr.shape != (b,):
             raise ValueError(f"actions must have shape [{b}] (one per game), got {list(arr.shape)}")
         if arr.dtype.kind not in "iu":
             raise ValueError(f"actions must be integers, got dtype {arr.dtype}")
-        act = np.ones(b, bool) if active is None else active_games(active, b)
-        g = np.flatnonzero(act & ~self.state.done)
-        a = arr[g].astype(np.int64)
+        if active is None:
+            if self._everyone is None:
+                self._everyone = np.ones(b, bool)
+            act = self._everyone
+        else:
+            act = np.ascontiguousarray(active_games(active, b))
+        return np.ascontiguousarray(arr, np.int64), act
+
+    def _refuse(self, actions: np.ndarray, active: np.ndarray):
+        """The ValueError for a step whose actions the engine found out of range or illegal
+        in some active running game, naming them."""
+        g = np.flatnonzero(active & ~self.state.done)
+        a = actions[g]
         bad = (a < 0) | (a >= NUM_ACTIONS)
         if bad.any():
-            raise ValueError(f"actions out of range [0, {NUM_ACTIONS}) in games {g[bad][:10].tolist()}: "
-                             f"{a[bad][:10].tolist()}")
+            return ValueError(f"actions out of range [0, {NUM_ACTIONS}) in games {g[bad][:10].tolist()}: "
+                              f"{a[bad][:10].tolist()}; no game changed")
         illegal = ~self.engine.mask()[g, a]
-        if illegal.any():
-            first = int(a[illegal][0])
-            raise ValueError(f"illegal actions in games {g[illegal][:10].tolist()}: {a[illegal][:10].tolist()} "
-                             f"(first: {action_to_string(first)}); no game changed")
-        return g, a
+        first = int(a[illegal][0])
+        return ValueError(f"illegal actions in games {g[illegal][:10].tolist()}: {a[illegal][:10].tolist()} "
+                          f"(first: {action_to_string(first)}); no game changed")
 
     def step(self, actions, active=None) -> StepResult:
         """Apply one decision in every running game (``active``: optional bool[B], where False
         the game waits). An illegal action or a bad shape raises ValueError and no game
         changes."""
-        g, a = self._check(actions, active)
-        return self._results(self.engine.step(g, a))
+        actions, active = self._inputs(actions, active)
+        ended = self.engine.step(actions, active)
+        if ended is None:
+            raise self._refuse(actions, active)
+        return self._results(ended)
 
     def step_one(self, action: int) -> StepResult | None:
         """The env's path, in a batch of one: play ``action`` (an int, legal: the caller has
         checked it against :meth:`legal_mask`) in game 0; the StepResult if that ended the
         game, else None."""
-        ended = self.engine.step(_GAME_ZERO, np.array([action], np.int64))
-        return self._results(ended) if ended.size else None
+        return self._results(_GAME_ZERO) if self.engine.step_one(action) else None
 
     def _results(self, ended: np.ndarray) -> StepResult:
         s = self.state
@@ -190,9 +196,10 @@ class Simulator:
         rewards = np.zeros((b, P), np.float32)
         scores = np.zeros((b, P), np.int16)
         ranks = np.full((b, P), -1, np.int8)
-        rewards[ended] = self.rewards(ended).T
-        scores[ended] = np.where(s.ranks[ended] >= 0, s.coins[ended], 0)
-        ranks[ended] = s.ranks[ended]
+        if ended.size:
+            rewards[ended] = self.rewards(ended).T
+            ranks[ended] = s.ranks[ended]
+            scores[ended] = np.where(ranks[ended] >= 0, s.coins[ended], 0)
         return StepResult(rewards, s.terminated.copy(), s.truncated.copy(), scores, ranks)
 
     def rewards(self, games, dtype=np.float32) -> np.ndarray:
