@@ -9,6 +9,7 @@ from startups_env.startap import numba_backend as K
 from startups_env.startap.observe import OBS_DIM
 from startups_env.startap.rules import NUM_ACTIONS
 from startups_env.startups.numba_backend import CallSite
+from startups_env.startups.numba_runtime import ThreadChoice
 
 
 class NumbaEngine:
@@ -29,6 +30,7 @@ class NumbaEngine:
         self._empty = None
         self._mask = np.zeros((sim.batch_size, NUM_ACTIONS), bool)
         self._over = np.zeros(sim.batch_size, bool)
+        self._threads = ThreadChoice()  # whether the threaded step pays, measured
 
     def arrays(self) -> K.StateArrays:
         """The simulator's state as :data:`StateArrays` (all masks rewritten if it was replaced)."""
@@ -60,8 +62,12 @@ class NumbaEngine:
         """Apply ``actions`` (int64[B]) in the active running games; the games that ended, or
         None (and no game changed) if one of those games' actions is out of range or illegal."""
         s = self.arrays()
-        kernel = self._step_threaded if self.sim.batch_size >= K.PARALLEL_FROM else self._step
-        if not kernel(actions, active, self._over, self._mask, s):
+        b = self.sim.batch_size
+        if b < K.PARALLEL_FROM:
+            stepped = self._step(actions, active, self._over, self._mask, s)
+        else:  # (threaded where that pays here and now)
+            stepped = self._threads.run(self._step, self._step_threaded, b, actions, active, self._over, self._mask, s)
+        if not stepped:
             return None
         return np.flatnonzero(self._over)
 
