@@ -104,10 +104,12 @@ class Position:
         return next((a for a in actions if a in self.legal), None)
 
     def urgent_work(self) -> int | None:
-        """A legal unit on the own project with the fewest weeks left."""
+        """A legal unit on the own project with the fewest weeks left (then the lowest card),
+        in the specialty with the most work left (then the lowest: a stable sort, as numpy's
+        default sort orders ties by the machine's SIMD routine)."""
         for card in sorted(self.mine, key=lambda c: self.weeks_left[c]):
             k = self.slot_of[card]
-            for s in np.argsort(-self.work_left[card]):
+            for s in np.argsort(-self.work_left[card], kind="stable"):
                 a = R.WORK_BASE + k * S + int(s)
                 if a in self.legal:
                     return a
