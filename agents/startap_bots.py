@@ -18,7 +18,8 @@ the degenerate free-rider.
 Each puts a feature on its finished project with the most income.
 
 They read only the observation (:func:`startups_env.startap.observe.views`) and the mask, so
-they see what their seat may see. ``act(obs, mask)`` takes obs float32[B, 1191] and mask
+they see what their seat may see. The builder is also compiled, for the search's rollouts
+(:mod:`startups_env.agents.startap_builder_kernel`, proven equal to this one). ``act(obs, mask)`` takes obs float32[B, 1191] and mask
 bool[B, 300] and returns int64[B]; like every bot here they are
 :class:`~startups_env.agents.base.Agent` with their own seeded generator.
 """
