@@ -18,7 +18,8 @@ the degenerate free-rider.
 Each puts a feature on its finished project with the most income.
 
 They read only the observation (:func:`startups_env.startap.observe.views`) and the mask, so
-they see what their seat may see. ``act(obs, mask)`` takes obs float32[B, 1191] and mask
+they see what their seat may see. The builder is also compiled, for the search's rollouts
+(:mod:`startups_env.agents.startap_builder_kernel`, proven equal to this one). ``act(obs, mask)`` takes obs float32[B, 1191] and mask
 bool[B, 300] and returns int64[B]; like every bot here they are
 :class:`~startups_env.agents.base.Agent` with their own seeded generator.
 """
@@ -104,10 +105,12 @@ class Position:
         return next((a for a in actions if a in self.legal), None)
 
     def urgent_work(self) -> int | None:
-        """A legal unit on the own project with the fewest weeks left."""
+        """A legal unit on the own project with the fewest weeks left (then the lowest card),
+        in the specialty with the most work left (then the lowest: a stable sort, as numpy's
+        default sort orders ties by the machine's SIMD routine)."""
         for card in sorted(self.mine, key=lambda c: self.weeks_left[c]):
             k = self.slot_of[card]
-            for s in np.argsort(-self.work_left[card]):
+            for s in np.argsort(-self.work_left[card], kind="stable"):
                 a = R.WORK_BASE + k * S + int(s)
                 if a in self.legal:
                     return a
