@@ -7,7 +7,8 @@ the package is installed, as the user that will run it (the cache folder must be
 writable), and every later process there, Ray workers included, loads the kernels in
 about a second. It plays a little of everything that compiles: the simulator's random
 games (small batches and one big enough for numba's threads), one game of the PettingZoo
-env, and one game of the search bot against greedy bots; then it compiles the other
+env, one game of the search bot against greedy bots, and the same for Стартап (random
+games, an env game, a game of its search against builders); then it compiles the other
 version (serial or threaded) of every kernel that has two. It prints how long each part
 took and how many kernels compiled; run again, it compiles none.
 """
@@ -52,6 +53,26 @@ def _search(players: int) -> None:
     search_decisions(players, 1)
 
 
+def _startap(players: int) -> None:
+    """Стартап's compiled rules (a few random games and one of its env) and its search (a
+    game of the search against builders); the threaded step compiles with the other versions."""
+    from startups_env.agents.arena import run_arena
+    from startups_env.envs.startap_aec import env
+    from startups_env.startap.simulator import Simulator
+
+    sim = Simulator(4, num_players=players, seed=0, backend="numba")
+    while not sim.done.all():
+        sim.step(sim.random_actions())
+    game = env(num_players=players, backend="numba")
+    game.reset(seed=0)
+    for i, agent in enumerate(game.possible_agents):
+        game.action_space(agent).seed(i)
+    for agent in game.agent_iter():
+        obs, _reward, termination, truncation, _info = game.last()
+        game.step(None if termination or truncation else game.action_space(agent).sample(obs["action_mask"]))
+    run_arena(["search", *["builder"] * (players - 1)], players, 1, seed=0, rate=False, game="startap")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog=prog("startups_env.agents.precompile"), description=__doc__.split("\n\n")[0])
     parser.add_argument("--players", type=table_size_arg, default=4, help="table size of the games played (default 4)")
@@ -63,7 +84,8 @@ def main(argv=None) -> None:
     print(f"numba_threads {' '.join(f'{k}={v}' for k, v in numba_runtime.start_threads().items())}", flush=True)
     started = time.perf_counter()
     parts = (("simulator", lambda: _simulator(args.players)), ("env", lambda: _env(args.players)),
-             ("search", lambda: _search(args.players)), ("other versions", numba_backend.compile_twins))
+             ("search", lambda: _search(args.players)), ("Стартап", lambda: _startap(min(args.players, 6))),
+             ("other versions", numba_backend.compile_twins))
     for name, run in parts:
         start = time.perf_counter()
         run()

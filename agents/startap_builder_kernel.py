@@ -33,9 +33,11 @@ import numpy as np
 
 from startups_env.startap import cards as C
 from startups_env.startap import rules as R
+from startups_env.startups import numba_runtime
 from startups_env.startups.numba_backend import forget_stale_cache
 
 forget_stale_cache(__file__, C.__file__, R.__file__)
+numba_runtime.describe_kernels(__name__, "Стартап's compiled builder", 30)
 
 S, NP, NO, SLOTS = C.NUM_SPECIALTIES, C.NUM_PROJECTS, C.NUM_OPPORTUNITIES, R.SLOTS
 WORK, DEADLINE = C.PROJECT_WORK.astype(np.int64), C.PROJECT_DEADLINE.astype(np.int64)

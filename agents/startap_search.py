@@ -15,6 +15,7 @@ from startups_env.startap import cards as C
 from startups_env.startap import numba_backend as K
 from startups_env.startap import rules as R
 from startups_env.startap.game import GAME
+from startups_env.startups import numba_runtime
 from startups_env.startups.numba_backend import forget_stale_cache
 
 from . import startap_builder_kernel as B
@@ -22,6 +23,7 @@ from .search.determinized import DeterminizedSearch
 
 # (its kernels inline the engine's rules: a change there must recompile them too)
 forget_stale_cache(__file__, K.__file__, C.__file__, R.__file__, B.__file__)
+numba_runtime.describe_kernels(__name__, "Стартап's search rollouts", 60)
 
 
 @numba.njit(cache=True, nogil=True)

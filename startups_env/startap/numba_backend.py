@@ -27,9 +27,11 @@ from startups_env.startap import observe as O
 from startups_env.startap import rules as R
 from startups_env.startap.observe import OBS_DIM, PER_PROJECT, PER_SEAT, PIECES
 from startups_env.startap.state import LAYOUT, P, S, State
+from startups_env.startups import numba_runtime
 from startups_env.startups.numba_backend import forget_stale_cache, serial_and_parallel
 
 forget_stale_cache(__file__, C.__file__, R.__file__, O.__file__)
+numba_runtime.describe_kernels(__name__, "Стартап's compiled rules", 240)
 
 #: The State's arrays, by their State names, as one record a kernel takes.
 StateArrays = namedtuple("StateArrays", [f.name for f in fields(State)])
