@@ -35,16 +35,20 @@ def _simulator(players: int) -> None:
     take_games(sim.state, np.arange(4))
 
 
-def _env(players: int) -> None:
-    from startups_env.envs.aec import env
-
-    game = env(num_players=players, backend="numba")
+def _play_one_game(game) -> None:
+    """One game of a PettingZoo env, random legal actions."""
     game.reset(seed=0)
     for i, agent in enumerate(game.possible_agents):
         game.action_space(agent).seed(i)
     for agent in game.agent_iter():
         obs, _reward, termination, truncation, _info = game.last()
         game.step(None if termination or truncation else game.action_space(agent).sample(obs["action_mask"]))
+
+
+def _env(players: int) -> None:
+    from startups_env.envs.aec import env
+
+    _play_one_game(env(num_players=players, backend="numba"))
 
 
 def _search(players: int) -> None:
@@ -63,13 +67,7 @@ def _startap(players: int) -> None:
     sim = Simulator(4, num_players=players, seed=0, backend="numba")
     while not sim.done.all():
         sim.step(sim.random_actions())
-    game = env(num_players=players, backend="numba")
-    game.reset(seed=0)
-    for i, agent in enumerate(game.possible_agents):
-        game.action_space(agent).seed(i)
-    for agent in game.agent_iter():
-        obs, _reward, termination, truncation, _info = game.last()
-        game.step(None if termination or truncation else game.action_space(agent).sample(obs["action_mask"]))
+    _play_one_game(env(num_players=players, backend="numba"))
     run_arena(["search", *["builder"] * (players - 1)], players, 1, seed=0, rate=False, game="startap")
 
 
