@@ -40,8 +40,9 @@ class Game:
         make_rules(num_players, ruleset=None, **settings): its settings object for one
             table size, under a named ruleset (None: the game's standard rules), with
             other settings such as ``turn_cap`` by name.
-        make_simulator(rules, batch_size, seed, decks): a simulator of ``batch_size``
-            games at ``rules``, dealt from ``decks`` (None: shuffled from ``seed``).
+        make_simulator(rules, batch_size, seed, decks, num_players=None): a simulator of
+            ``batch_size`` games at ``rules``, dealt from ``decks`` (None: shuffled from
+            ``seed``), at the table sizes ``num_players`` (int[B]; None: the rules').
         shuffled_decks(rng, count, rules): the cards of ``count`` deals, indexable by deal
             along the first axis (an array, or a dict of such arrays).
         observe(state, seats=None): float32[B, obs_dim], each game from ``seats``
@@ -116,9 +117,14 @@ class Game:
     openspiel: str = ""
     bench: str = ""
 
+    @property
+    def usual_players(self) -> int:
+        """Its usual table size: four, or the nearest size it plays."""
+        return min(max(4, self.min_players), self.max_players)
+
     def default_rules(self, **options):
-        """The game's settings at its usual table of four (or its nearest size)."""
-        return self.make_rules(min(max(4, self.min_players), self.max_players), **options)
+        """The game's settings at its usual table (:attr:`usual_players`)."""
+        return self.make_rules(self.usual_players, **options)
 
     def check_rules(self, rules):
         """``rules`` if it is this game's settings object, else a ValueError naming both."""

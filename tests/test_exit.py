@@ -20,7 +20,7 @@ from startups_env.startups.observe import SLICES, observe
 from startups_env.startups.rules import MAX_PLAYERS, NUM_COMPANIES, Rules
 from startups_env.startups.simulator import Simulator
 from startups_env.startups.state import public_state
-from startups_env.train import exit as exit_run
+from startups_env.train import distill, exit as exit_run
 from startups_env.train.common import atomic_save
 from startups_env.train.distill import collect_shard, policy_targets
 
@@ -101,7 +101,7 @@ def test_a_crash_mid_round_loses_only_the_shard_in_progress(tmp_path, monkeypatc
         for shard in range(2):
             name = f"round_{index:03d}/data/shard_{shard:04d}.npz"
             with np.load(tmp_path / "whole" / name) as a, np.load(broken / name) as b:
-                for key in exit_run.EXIT_KEYS:
+                for key in (*distill.SHARD_KEYS, "hands"):
                     assert np.array_equal(a[key], b[key]), f"{name}: {key} differs after the resume"
         mine, theirs = weights(broken / f"round_{index:03d}" / "policy.pt"), weights(tmp_path / "whole" / f"round_{index:03d}" / "policy.pt")
         assert all(torch.equal(mine[k], theirs[k]) for k in theirs), "the resumed run fits the same network"

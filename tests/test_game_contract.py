@@ -22,7 +22,9 @@ from startups_env.agents.arena import run_arena
 from startups_env.agents.ladder import default_pairings, run_ladder
 from startups_env.agents.registry import make_agent
 from startups_env.tools import game_log
-from startups_env.train import selfplay
+from startups_env.train import distill, selfplay
+from startups_env.train import exit as exit_run
+from startups_env.train.common import reference_bots
 
 
 
@@ -167,6 +169,30 @@ def test_a_training_run_interrupted_and_resumed(game, tmp_path):
     assert second["updates"] > first["updates"]
     agent = make_agent(f"ppo:{out}/policy.pt", game=game.name)
     run_arena([agent, *[game.opponents[0]] * (_table(game) - 1)], _table(game), 2, seed=1, game=game.name)
+
+
+def test_distillation_and_expert_iteration(game, tmp_path):
+    """Both label a teacher's decisions in the game (here its reference bot: the test is about
+    the plumbing, not a search's cost), fit a policy of the game that plays at its table, and
+    expert iteration resumes a finished run without relabelling."""
+    n, teacher = _table(game), reference_bots(game)[0]
+    out = tmp_path / "distill"
+    assert distill.main(["--game", game.name, "--teacher", teacher, "--players", str(n), "--games", "2",
+                         "--shard-games", "1", "--epochs", "1", "--hidden", "8", "--eval-games", "0",
+                         "--out", str(out), "--no-progress"]) == 0
+    data = distill.load_shards(sorted(map(str, out.glob("data/shard_*.npz"))))
+    assert data["obs"].shape[1] == game.obs_dim and data["mask"].shape[1] == game.num_actions
+    assert data["mask"][np.arange(data["action"].size), data["action"]].all(), "every label is legal"
+    agent = make_agent(f"ppo:{out}/policy.pt", game=game.name)
+    run_arena([agent, *[teacher] * (n - 1)], n, 2, seed=1, game=game.name)
+    tiny = ["--game", game.name, "--teacher", teacher, "--players", str(n), "--round-games", "2", "--shard-games", "1",
+            "--epochs", "1", "--hidden", "8", "--value-weight", "0", "--eval-games", "2", "--eval-shard-games", "2",
+            "--eval-players", str(n), "--out", str(tmp_path / "exit"), "--no-progress"]
+    assert exit_run.main([*tiny, "--rounds", "1"]) == 0
+    assert exit_run.main([*tiny, "--rounds", "2"]) == 0
+    rounds = exit_run.read_rounds(str(tmp_path / "exit"))
+    assert [r["round"] for r in rounds] == [0, 1] and rounds[1]["eval"][teacher]["games"] >= 2
+    assert make_agent(f"ppo:{tmp_path}/exit/policy.pt", game=game.name).model.game == game.name
 
 
 def test_openspiel_random_sim_test(game):

@@ -208,18 +208,6 @@ def test_one_front_door_serves_both_games():
         startups_env.env(game="chess")
 
 
-@pytest.mark.parametrize("command, name", [("exit", "expert iteration"), ("distill", "distillation")])
-def test_expert_iteration_and_distillation_refuse_a_game_without_a_search(command, name, tmp_path, capsys):
-    """They label decisions with a search bot, which Стартап's search does not yet: --game startap is
-    refused up front, naming the missing search, and nothing is written."""
-    module = __import__(f"startups_env.train.{command}", fromlist=["main"])
-    out = tmp_path / "run"
-    assert module.main(["--game", "startap", "--out", str(out)]) == 2
-    err = capsys.readouterr().err
-    assert f"--game startap: {name} labels decisions with a search bot" in err and "Стартап has no search" in err
-    assert not out.exists()
-
-
 def test_the_bench_prints_startap_figures_with_game(capsys):
     from startups_env.agents import bench
 

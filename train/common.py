@@ -65,15 +65,10 @@ def hidden_sizes(text: str) -> list[int]:
     return sizes
 
 
-def require_search(game, command: str) -> None:
-    """ValueError unless ``game`` (a name or a Game) has a search bot for ``command`` (expert
-    iteration, distillation) to label decisions with: *Startups*' ``search`` (another game's
-    ``search``, the determinized search of ``agents/search/determinized.py``, does not
-    label decisions yet)."""
-    from startups_env.table.games import DEFAULT_GAME, game_by_name
+def reference_bots(game) -> list[str]:
+    """The bots ``game`` (a name or a Game) trains and evaluates against by default, but for
+    ``random`` (*Startups*' ``greedy``, Стартап's ``builder``): the opponents of labelled
+    games and the starting point of expert iteration."""
+    from startups_env.table.games import game_by_name
 
-    game = game_by_name(game)
-    if game.name != DEFAULT_GAME:
-        raise ValueError(f"--game {game.name}: {command} labels decisions with a search bot, and {game.title} has "
-                         f"no search that labels decisions yet (its bots: {', '.join(game.bots)}); {command} runs on "
-                         f"{DEFAULT_GAME}")
+    return [name for name in game_by_name(game).opponents if name != "random"]

@@ -55,11 +55,10 @@ from startups_env.agents.greedy import greedy_actions
 from startups_env.agents.ppo import ActorCritic, checkpoint_dict
 from startups_env.agents.registry import build_agent, split_names
 
-from startups_env.startups.history import History
-from startups_env.startups.observe import HIDDEN_DIM, SLICES, hidden_observation, observe
-from startups_env.startups.rules import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS, NUM_COMPANIES, Rules
-from startups_env.startups.simulator import Simulator
+from startups_env.startups.observe import hidden_observation
+from startups_env.startups.rules import MAX_PLAYERS, NUM_ACTIONS, NUM_COMPANIES
 from startups_env.table import act_for_seats
+from startups_env.table.games import DEFAULT_GAME, game_by_name
 from startups_env.table.policy import needs_of
 from startups_env.tools.cli import (
     PLAYERS_FORMS,
@@ -74,7 +73,7 @@ from startups_env.tools.cli import (
 from startups_env.tools.distributed import add_worker_arguments, workers_from_args
 from startups_env.tools.files import atomic_write
 
-from .common import atomic_save, atomic_write_text, git_revision, hidden_sizes, require_search
+from .common import atomic_save, atomic_write_text, git_revision, hidden_sizes, reference_bots
 from .evaluate import eval_summary, evaluate
 
 SHARD_KEYS = ("obs", "mask", "action", "game", "won")
@@ -84,68 +83,85 @@ OTHER_HANDS = slice(NUM_COMPANIES, MAX_PLAYERS * NUM_COMPANIES)
 
 
 def collect_shard(teacher, opponent: str, games: int, players: tuple[int, ...], seed: int,
-                  turn_cap: int = 400, driver=None, ruleset: str = "rulebook") -> dict[str, np.ndarray]:
-    """Play ``games`` games, the teacher (an Agent) at a random seat of each and ``opponent``
-    (an arena agent spec, e.g. ``greedy``) at all others, table sizes drawn from ``players``.
-    Returns the teacher's decisions: obs uint8[N, OBS_DIM] (int16 in the rare shard with a
-    value past 255; see :func:`compact`), mask bool[N, 19], action
-    int8[N], game int32[N] (the game's index in the shard), won bool[N] (that seat
-    won the game) and hands uint8[N, 36] (the other seats' true hands, cards per company
-    by relative seat 1..6: :data:`OTHER_HANDS` of the hidden observation); and where the
-    teacher reports its values (the search's ``last_values``), values float16[N, 19]
+                  turn_cap: int | None = None, driver=None, ruleset: str = "rulebook",
+                  game=DEFAULT_GAME) -> dict[str, np.ndarray]:
+    """Play ``games`` games of ``game`` (a name or a :class:`~startups_env.game.Game`), the
+    teacher (an Agent) at a random seat of each and ``opponent`` (an arena agent spec, e.g.
+    ``greedy``) at all others, table sizes drawn from ``players``. Returns the teacher's
+    decisions: obs uint8[N, obs_dim] (int16 in the rare shard with a value past 255; see
+    :func:`compact`), mask bool[N, actions], action int16[N], game int32[N] (the game's
+    index in the shard) and won bool[N] (that seat won the game); in *Startups*, hands
+    uint8[N, 36] (the other seats' true hands, cards per company by relative seat 1..6:
+    :data:`OTHER_HANDS` of the hidden observation); and where the teacher reports its
+    values (the searches' ``last_values``), values float16[N, actions]
     (:func:`teacher_values`).
 
     driver: an Agent that plays the teacher's seat instead, the teacher only labelling
     its decisions (DAgger): the recorded positions are then those a student policy meets
     in its own games, where its mistakes lead.
 
-    ruleset: the options of play (``Rules.preset``)."""
+    turn_cap: turns after which a game is truncated (None: the game's own); ruleset: the
+    options of play (``game.make_rules``)."""
+    game = game_by_name(game)
     rng = np.random.default_rng(seed)
     sizes = rng.choice(np.asarray(players), games)
-    sim = Simulator(Rules.preset(ruleset, num_players=max(players), turn_cap=turn_cap), games, num_players=sizes,
-                    seed=np.random.default_rng(rng.integers(1 << 62)))
+    caps = {} if turn_cap is None else {"turn_cap": turn_cap}
+    sim = game.make_simulator(game.make_rules(max(players), ruleset, **caps), games,
+                              seed=np.random.default_rng(rng.integers(1 << 62)), num_players=sizes)
     hero = (rng.random(games) * sizes).astype(np.intp)
     # Entry 0 is the teacher, entry 1 the opponent (one object playing every other seat).
-    seats = np.arange(MAX_PLAYERS)[None, :]
-    assignment = (seats != hero[:, None]).astype(np.intp)
-    agents = [teacher, build_agent(opponent, seed=int(rng.integers(1 << 31)))]
-    log = History(games) if "history" in needs_of(teacher) else None  # the driver's moves are played: logged below
-    parts: dict[str, list[np.ndarray]] = {"obs": [], "mask": [], "action": [], "game": [], "hands": []}
+    assignment = (np.arange(game.max_players)[None, :] != hero[:, None]).astype(np.intp)
+    agents = [teacher, build_agent(opponent, seed=int(rng.integers(1 << 31)), game=game)]
+    log = game.history(games) if "history" in needs_of(teacher) else None  # the driver's moves: logged below
+    parts: dict[str, list[np.ndarray]] = {"obs": [], "mask": [], "action": [], "game": []}
+    if game.name == DEFAULT_GAME:
+        parts["hands"] = []
     if hasattr(teacher, "last_values"):
         parts["values"] = []
     while not sim.done.all():
         state = sim.state
         mine = np.flatnonzero(~state.done & (state.current == hero))
-        obs, mask = observe(state), sim.legal_mask()
+        obs, mask = game.observe(state), sim.legal_mask()
         actions = act_for_seats(sim, agents, assignment, history=log, record=False)
         parts["obs"].append(obs[mine].astype(np.int16))  # every entry is a small count; compacted below
         parts["mask"].append(mask[mine])
-        parts["action"].append(actions[mine].astype(np.int8))
+        parts["action"].append(actions[mine].astype(np.int16))
         parts["game"].append(mine.astype(np.int32))
-        # The other seats' true hands, by relative seat 1..6: the hand-belief head's target.
-        hidden = hidden_observation(state.take(mine), hero[mine]) if mine.size else np.zeros((0, HIDDEN_DIM))
-        parts["hands"].append(hidden[:, OTHER_HANDS].astype(np.int16))
+        if "hands" in parts:
+            parts["hands"].append(other_hands(state, mine, hero[mine]))
         if "values" in parts:
-            parts["values"].append(teacher_values(teacher, mine.size))
+            parts["values"].append(teacher_values(teacher, mine.size, game.num_actions))
         if driver is not None and mine.size:
             actions[mine] = driver.act(obs[mine], mask[mine])
         if log is not None:
             log.record(state, actions)
         sim.step(actions)
     data = {k: np.concatenate(v) for k, v in parts.items()}
-    data["obs"], data["hands"] = compact(data["obs"]), compact(data["hands"])
-    won = sim.state.ranks[hero, np.arange(games)] == 0
+    data["obs"] = compact(data["obs"])
+    if "hands" in data:
+        data["hands"] = compact(data["hands"])
+    if game.num_actions <= 128:
+        data["action"] = data["action"].astype(np.int8)  # (the size of the shards written before other games)
+    won = game.outcome(sim.state)["ranks"][np.arange(games), hero] == 0
     data["won"] = won[data["game"]]
     return data
 
 
-def teacher_values(teacher, decisions: int) -> np.ndarray:
-    """float16[decisions, 19]: the teacher's value of each action at the decisions it was
-    just asked (its ``last_values``: the search's), NaN where it searched none."""
+def other_hands(state, games: np.ndarray, seats: np.ndarray) -> np.ndarray:
+    """int16[k, 36]: in *Startups* games ``games`` of ``state``, the true hands of the seats
+    after ``seats`` (relative seats 1..6, cards per company): the hand-belief head's target."""
+    if not games.size:
+        return np.zeros((0, OTHER_HANDS.stop - OTHER_HANDS.start), np.int16)
+    return hidden_observation(state.take(games), seats)[:, OTHER_HANDS].astype(np.int16)
+
+
+def teacher_values(teacher, decisions: int, num_actions: int = NUM_ACTIONS) -> np.ndarray:
+    """float16[decisions, num_actions]: the teacher's value of each action at the decisions
+    it was just asked (its ``last_values``: the search's), NaN where it searched none."""
     if decisions == 0:
-        return np.zeros((0, NUM_ACTIONS), np.float16)  # the teacher was not asked: its last_values are older
+        return np.zeros((0, num_actions), np.float16)  # the teacher was not asked: its last_values are older
     values = np.asarray(teacher.last_values)
-    if values.shape != (decisions, NUM_ACTIONS):
+    if values.shape != (decisions, num_actions):
         raise ValueError(f"teacher {teacher.name!r} gave last_values of shape {list(values.shape)} for "
                          f"{decisions} decisions")
     return values.astype(np.float16)
@@ -170,24 +186,25 @@ def label_shard(job: dict, report=None) -> dict[str, np.ndarray]:
     it runs. ``report`` (see :class:`startups_env.tools.distributed.Workers`) is told the games
     done when the shard is over."""
     shard_seed, driver_seed = (int(x) for x in np.random.SeedSequence([job["seed"], job["index"]]).generate_state(2))
-    teacher = build_agent(job["teacher"], seed=shard_seed)
-    driver = build_agent(job["driver"], seed=driver_seed) if job["driver"] else None
+    game = job.get("game", DEFAULT_GAME)
+    teacher = build_agent(job["teacher"], seed=shard_seed, game=game)
+    driver = build_agent(job["driver"], seed=driver_seed, game=game) if job["driver"] else None
     data = collect_shard(teacher, job["opponent"], job["games"], job["players"], shard_seed, driver=driver,
-                         ruleset=job.get("rules", "rulebook"))
+                         ruleset=job.get("rules", "rulebook"), game=game)
     if report is not None:
         report(job["games"])
     return data
 
 
 def shard_jobs(shards: int, shard_games: int, players: tuple[int, ...], teacher: str, opponents: list[str],
-               driver: str, seed: int, ruleset: str = "rulebook") -> list[dict]:
+               driver: str, seed: int, ruleset: str = "rulebook", game: str = DEFAULT_GAME) -> list[dict]:
     """The labelling run's shards, 0..shards-1: shard k plays ``shard_games`` games against
     the k-th opponent (cycled), seeded from (seed, k): nothing depends on which worker
     plays it, or how many there are. ``ruleset``: the options of play, in each job unless
-    they are the rulebook's."""
+    they are the rulebook's; ``game``: the game's name."""
     rules = {"rules": ruleset} if ruleset != "rulebook" else {}
     return [{"index": k, "games": shard_games, "players": tuple(players), "teacher": teacher,
-             "opponent": opponents[k % len(opponents)], "driver": driver, "seed": seed, **rules}
+             "opponent": opponents[k % len(opponents)], "driver": driver, "seed": seed, "game": game, **rules}
             for k in range(shards)]
 
 
@@ -220,37 +237,41 @@ def load_shards(paths: list[str], keys: tuple[str, ...] = SHARD_KEYS,
 
 def fit(data: dict[str, np.ndarray], hidden: list[int], epochs: int, learning_rate: float = 1e-3,
         batch_size: int = 512, seed: int = 0, log=print, value_weight: float = 0.0,
-        value_temperature: float = 0.03) -> tuple[ActorCritic, dict[str, float]]:
-    """Behaviour cloning of ``data`` (see :func:`load_shards`) into a new greedy-prior
-    :class:`ActorCritic`; prints held-out accuracy per epoch through ``log``. Returns the
+        value_temperature: float = 0.03, game=DEFAULT_GAME) -> tuple[ActorCritic, dict[str, float]]:
+    """Behaviour cloning of ``data`` (see :func:`load_shards`; decisions of ``game``, a name
+    or a :class:`~startups_env.game.Game`) into a new :class:`ActorCritic` (in *Startups*
+    with the greedy prior); prints held-out accuracy per epoch through ``log``. Returns the
     model and its held-out figures: ``accuracy`` (the policy's most likely action is the
-    teacher's), ``greedy_agreement`` (the same for the greedy bot), ``decisions``.
+    teacher's), ``decisions``, and in *Startups* ``greedy_agreement`` (the same for the
+    greedy bot).
 
     Where ``data`` holds ``hands`` (the other seats' true hands), the network gets a
     hand-belief head fitted to them too (squared error in cards), and the figures add
     ``belief_error``: its held-out mean absolute error in cards per entry. value_weight
     and value_temperature: the policy's target mixes the teacher's choice with its action
     ``values`` (:func:`policy_targets`); 0: the choice alone."""
+    game = game_by_name(game)
     rng = np.random.default_rng(seed)
     hands = torch.from_numpy(data["hands"].astype(np.float32)) if "hands" in data else None
-    model = ActorCritic(hidden=hidden, features=True, greedy_prior=True, belief=hands is not None,
-                        generator=torch.Generator().manual_seed(seed))
+    model = ActorCritic(game.obs_dim, hidden, game.num_actions, features=True, greedy_prior=True,
+                        belief=hands is not None, generator=torch.Generator().manual_seed(seed), game=game.name)
     obs = torch.from_numpy(data["obs"].astype(np.float32))
     mask = torch.from_numpy(data["mask"])
     action = torch.from_numpy(data["action"].astype(np.int64))
     targets = None if not value_weight else torch.from_numpy(policy_targets(data, value_weight, value_temperature))
     # The critic learns the teacher's return under the simulator's "win" reward (+1 for a
     # win, -1/(N-1) otherwise), the scheme of the PPO runs this policy starts.
-    players = data["obs"][:, SLICES["num_players"]].argmax(axis=1) + MIN_PLAYERS
+    players = table_sizes(game, data["obs"])
     returns = torch.from_numpy(np.where(data["won"], 1.0, -1.0 / (players - 1)).astype(np.float32))
     with torch.no_grad():
         x, prior = model.inputs(obs)  # no learned parameters: computed once
     train_rows, val_rows = split_rows(data, rng)
-    greedy = greedy_actions(features(data["obs"][val_rows].astype(np.float32)), data["mask"][val_rows])
-    report = {"decisions": float(train_rows.size), "accuracy": float("nan"),
-              "greedy_agreement": float(np.mean(greedy == data["action"][val_rows])) if val_rows.size else float("nan")}
-    log(f"{train_rows.size:,} training decisions, {val_rows.size:,} held out; greedy bot agrees with the "
-        f"teacher on {report['greedy_agreement']:.3f} of the held-out ones")
+    report = {"decisions": float(train_rows.size), "accuracy": float("nan")}
+    log(f"{train_rows.size:,} training decisions, {val_rows.size:,} held out")
+    if model.greedy_prior:
+        greedy = greedy_actions(features(data["obs"][val_rows].astype(np.float32)), data["mask"][val_rows])
+        report["greedy_agreement"] = float(np.mean(greedy == data["action"][val_rows])) if val_rows.size else float("nan")
+        log(f"the greedy bot agrees with the teacher on {report['greedy_agreement']:.3f} of the held-out ones")
     optimizer = torch.optim.Adam(model.parameters(), lr=learning_rate)
     steps_per_epoch = -(-train_rows.size // batch_size)
     total, step = epochs * steps_per_epoch, 0
@@ -261,7 +282,7 @@ def fit(data: dict[str, np.ndarray], hidden: list[int], epochs: int, learning_ra
             for group in optimizer.param_groups:
                 group["lr"] = learning_rate * (1.0 - step / total)
             rows = torch.from_numpy(order[start:start + batch_size])
-            logits, value = model.heads(x[rows], prior[rows], mask[rows])
+            logits, value = model.heads(x[rows], None if prior is None else prior[rows], mask[rows])
             loss = (policy_loss(logits, action[rows], None if targets is None else targets[rows])
                     + 0.5 * F.mse_loss(value, returns[rows]))
             if hands is not None:
@@ -277,6 +298,19 @@ def fit(data: dict[str, np.ndarray], hidden: list[int], epochs: int, learning_ra
                 f"cross-entropy {report['cross_entropy']:.3f}{belief}")
     model.eval()
     return model, report
+
+
+def table_sizes(game, obs: np.ndarray) -> np.ndarray:
+    """int[N]: the table size of each of ``game``'s observations ``obs``, read from their
+    ``num_players`` piece (a one-hot of the sizes from ``game.min_players``; see
+    ``game.obs_layout``)."""
+    start = 0
+    for piece in game.obs_layout.split(","):
+        name, size = piece.split(":")
+        if name == "num_players":
+            return np.asarray(obs)[:, start:start + int(size)].argmax(axis=1) + game.min_players
+        start += int(size)
+    raise ValueError(f"{game.title}'s observation has no num_players piece ({game.obs_layout})")
 
 
 def split_rows(data: dict[str, np.ndarray], rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -327,7 +361,7 @@ def held_out_figures(model: ActorCritic, x: torch.Tensor, prior: torch.Tensor, m
     error in cards per entry (``belief_error``). Leaves the model in eval mode."""
     model.eval()
     with torch.no_grad():
-        logits, _ = model.heads(x[rows], prior[rows], mask[rows])
+        logits, _ = model.heads(x[rows], None if prior is None else prior[rows], mask[rows])
         figures = {"accuracy": (logits.argmax(dim=1) == action[rows]).float().mean().item(),
                    "cross_entropy": F.cross_entropy(logits, action[rows]).item()}
         if hands is not None:
@@ -345,8 +379,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--players", type=players_arg, default="4", help=f"table sizes: {PLAYERS_FORMS}")
     add_rules_argument(parser)
     parser.add_argument("--teacher", default="search", help="arena agent spec of the player to imitate")
-    parser.add_argument("--opponents", default="greedy",
-                        help="baseline of each shard, cycled (one baseline plays every other seat)")
+    parser.add_argument("--opponents", default=None,
+                        help="baseline of each shard, cycled (one baseline plays every other seat); default: the "
+                             "game's reference bot (greedy in Startups, builder in Стартап)")
     parser.add_argument("--driver", default="",
                         help="agent spec (e.g. ppo:runs/distill/policy.pt) that plays the teacher's seat while the "
                              "teacher only labels its decisions (DAgger); default: the teacher plays")
@@ -357,7 +392,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--learning-rate", type=float, default=1e-3, help="Adam learning rate (decays linearly to 0)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the games, the teacher and the fit")
     parser.add_argument("--eval-games", type=int, default=1000,
-                        help="4-player arena games per baseline for the final table (0: skip)")
+                        help="arena games at the game's usual table (4 players) against each of its trainer "
+                             "opponents for the final table (0: skip)")
     add_progress_argument(parser, "a line per shard and per fitting epoch")
     add_traceback_argument(parser)
     add_game_argument(parser)
@@ -388,21 +424,20 @@ def main(argv=None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
-        require_search(args.game, "distillation")  # before any file or folder is made
         hidden = hidden_sizes(args.hidden)
         if args.games < 1 or args.shard_games < 1 or args.epochs < 1:
             raise ValueError("--games, --shard-games and --epochs must be >= 1")
-        build_agent(args.teacher)  # a bad teacher or driver fails here, before any shard
+        build_agent(args.teacher, game=args.game)  # a bad teacher or driver fails here, before any shard
         if args.driver:
-            build_agent(args.driver)
+            build_agent(args.driver, game=args.game)
         data_dir = os.path.join(args.out, "data")  # made by the first shard written: a failed start leaves no folder
         started, revision = time.perf_counter(), git_revision()  # the code this run started with
-        opponents = split_names(args.opponents)
+        opponents = reference_bots(args.game) if args.opponents is None else split_names(args.opponents)
         if not opponents:
             raise ValueError("--opponents names no agent")
         shards = -(-args.games // args.shard_games)
         jobs = shard_jobs(shards, args.shard_games, args.players, args.teacher, opponents, args.driver, args.seed,
-                          args.rules)
+                          args.rules, args.game)
         paths = [os.path.join(data_dir, f"shard_{k:04d}.npz") for k in range(shards)]
         todo = [job for job in jobs if not os.path.exists(paths[job["index"]])]  # resume: written shards stay
         _label_shards(args, todo, paths)
@@ -413,7 +448,7 @@ def main(argv=None) -> int:
             paths += found
         data = load_shards(paths)
         model, report = fit(data, hidden, args.epochs, args.learning_rate, seed=args.seed,
-                            log=print if args.progress else (lambda line: None))
+                            log=print if args.progress else (lambda line: None), game=args.game)
     except (ValueError, FileNotFoundError, ConnectionError) as exc:  # a ppo:PATH's missing file; Ray
         return report_error(parser.prog, exc, args.traceback)
     policy_path = os.path.join(args.out, "policy.pt")
@@ -423,8 +458,9 @@ def main(argv=None) -> int:
                 policy_path)
     print(f"policy: {policy_path}")
     if args.eval_games:
-        results = evaluate(model, ["greedy", "random"], 4, args.eval_games, args.seed + 1,
-                           Rules.preset(args.rules, num_players=4))
+        game = game_by_name(args.game)
+        results = evaluate(model, list(game.opponents)[::-1], game.usual_players, args.eval_games, args.seed + 1,
+                           game.default_rules(ruleset=args.rules))
         for opp, row in eval_summary(results).items():
             lo, hi = row["win_ci"]
             print(f"vs 3 {opp}: win rate {row['win_rate']:.3f} [{lo:.3f}, {hi:.3f}] of {row['games']} games")

@@ -56,10 +56,9 @@ import time
 import numpy as np
 
 from startups_env.agents.arena import run_arena
-from startups_env.agents.ladder import STYLES
 from startups_env.agents.ppo import checkpoint_dict
 from startups_env.agents.registry import build_agent, split_names
-from startups_env.startups.rules import Rules
+from startups_env.table.games import DEFAULT_GAME, game_by_name
 from startups_env.tools.cli import (
     PLAYERS_FORMS,
     add_game_argument,
@@ -73,29 +72,28 @@ from startups_env.tools.cli import (
 from startups_env.tools.distributed import add_worker_arguments, workers_from_args
 from startups_env.tools.files import atomic_write
 
-from .common import atomic_save, atomic_write_text, derived_seed, git_revision, hidden_sizes, require_search
+from .common import atomic_save, atomic_write_text, derived_seed, git_revision, hidden_sizes, reference_bots
 from .distill import SHARD_KEYS, fit, label_shard, load_shards, save_shard, shard_jobs
-
-#: The arrays of a labelled shard the fit reads: distill's, and the true hands.
-EXIT_KEYS = SHARD_KEYS + ("hands",)
 #: The settings that shape a run's data and networks: a resumed run must repeat them.
 FIXED_SETTINGS = ("seed", "round_games", "shard_games", "players", "teacher", "styles", "hidden", "epochs",
-                  "learning_rate", "eval_players", "value_weight", "value_temperature", "rules")
+                  "learning_rate", "eval_players", "value_weight", "value_temperature", "rules", "game")
 #: What a run's settings.json written before a setting existed meant by it.
-EARLIER_DEFAULTS = {"value_weight": 0.0, "value_temperature": 0.03, "rules": "rulebook"}
+EARLIER_DEFAULTS = {"value_weight": 0.0, "value_temperature": 0.03, "rules": "rulebook", "game": DEFAULT_GAME}
 
 
 def round_dir(out: str, index: int) -> str:
     return os.path.join(out, f"round_{index:03d}")
 
 
-def round_players(out: str, index: int, styles: list[str], seed: int) -> tuple[str, list[str]]:
+def round_players(out: str, index: int, styles: list[str], seed: int,
+                  start: str = "greedy") -> tuple[str, list[str]]:
     """(the spec of round ``index``'s network, the opponents its shards cycle over). Round
-    0's network is the greedy bot (an untrained greedy-prior network plays its moves);
-    later rounds' is the previous round's policy, and its opponents are itself and one of
-    its past selves (drawn from ``seed`` and the round), then the styles."""
+    0's network is the bot ``start`` (the game's reference bot: *Startups*' greedy, which
+    an untrained greedy-prior network plays); later rounds' is the previous round's
+    policy, and its opponents are itself and one of its past selves (drawn from ``seed``
+    and the round), then the styles."""
     if index == 0:
-        return "greedy", list(styles)
+        return start, list(styles)
     current = f"ppo:{os.path.join(round_dir(out, index - 1), 'policy.pt')}"
     opponents = [current]  # (first: a round of few shards still plays itself)
     if index >= 2:
@@ -117,10 +115,11 @@ def label_round(args, pool, index: int) -> list[str]:
     """Play round ``index``'s shards that are not on disk yet (on ``pool``), each saved as
     soon as it is back (those on disk are reused, and said so). Returns the round's shard
     paths."""
-    driver, opponents = round_players(args.out, index, split_names(args.styles), args.seed)
+    driver, opponents = round_players(args.out, index, split_names(args.styles), args.seed,
+                                      reference_bots(args.game)[0])
     shards = -(-args.round_games // args.shard_games)
     jobs = shard_jobs(shards, args.shard_games, args.players, args.teacher, opponents, driver,
-                      derived_seed(args.seed, index), args.rules)
+                      derived_seed(args.seed, index), args.rules, args.game)
     paths = [os.path.join(round_dir(args.out, index), "data", f"shard_{k:04d}.npz") for k in range(shards)]
     todo = [job for job in jobs if not os.path.exists(paths[job["index"]])]
     if len(todo) < shards:
@@ -160,11 +159,11 @@ def fit_round(args, index: int) -> tuple[str, dict, float]:
     started = time.perf_counter()
     paths = [path for k in range(index + 1)
              for path in sorted(glob.glob(os.path.join(round_dir(args.out, k), "data", "shard_*.npz")))]
-    data = load_shards(paths, EXIT_KEYS + (("values",) if args.value_weight else ()))
-    model, report = fit(data, hidden_sizes(args.hidden), args.epochs, args.learning_rate,
+    keys = SHARD_KEYS + (("hands",) if args.game == DEFAULT_GAME else ()) + (("values",) if args.value_weight else ())
+    model, report = fit(load_shards(paths, keys), hidden_sizes(args.hidden), args.epochs, args.learning_rate,
                         seed=derived_seed(args.seed, index),
                         log=(lambda line: print(f"  {line}", flush=True)) if args.progress else (lambda line: None),
-                        value_weight=args.value_weight, value_temperature=args.value_temperature)
+                        value_weight=args.value_weight, value_temperature=args.value_temperature, game=args.game)
     path = os.path.join(round_dir(args.out, index), "policy.pt")
     atomic_save(checkpoint_dict(model, kind="policy", round=index, args=settings_of(args), fit=report,
                                 git_revision=git_revision(),
@@ -181,9 +180,10 @@ def evaluate_round(args, pool, policy: str) -> tuple[dict, float]:
     started = time.perf_counter()
     rows = {}
     for opponent in split_names(args.eval_opponents):
+        game = game_by_name(args.game)
         result = run_arena([f"ppo:{policy}"] + [opponent] * (args.eval_players - 1), args.eval_players,
                            args.eval_games, seed=args.seed, batch_size=args.eval_shard_games, rate=False,
-                           workers=pool, rules=Rules.preset(args.rules, num_players=args.eval_players))
+                           workers=pool, rules=game.make_rules(args.eval_players, args.rules), game=game)
         row = result.entry_stats()[0]
         rows[opponent] = {key: row[key] for key in ("win_rate", "win_ci", "mean_rank", "games",
                                                     "seconds_per_decision")}
@@ -291,6 +291,20 @@ def check_settings(args) -> None:
                          + "; repeat them to resume it, or give another --out")
 
 
+def game_defaults(args) -> None:
+    """Fill in the settings whose defaults are the game's: ``--players``, ``--styles``,
+    ``--eval-opponents`` and ``--eval-players``."""
+    game = game_by_name(args.game)
+    if args.players is None:
+        args.players = tuple(range(max(3, game.min_players), game.max_players + 1))
+    if args.styles is None:
+        args.styles = ",".join(name for name in game.ladder[1] if name != "random")
+    if args.eval_opponents is None:
+        args.eval_opponents = ",".join(reference_bots(game))
+    if args.eval_players is None:
+        args.eval_players = game.usual_players
+
+
 def check_args(args) -> None:
     """ValueError naming the first bad setting, before anything is written."""
     hidden_sizes(args.hidden)
@@ -302,12 +316,17 @@ def check_args(args) -> None:
                          f"{args.value_weight} and {args.value_temperature}")
     if args.eval_games < 0 or args.eval_shard_games < 1:
         raise ValueError("--eval-games must be >= 0 and --eval-shard-games >= 1")
-    if not 2 <= args.eval_players <= 7:
-        raise ValueError(f"--eval-players must be 2-7, got {args.eval_players}")
+    game = game_by_name(args.game)
+    if not game.min_players <= args.eval_players <= game.max_players:
+        raise ValueError(f"--eval-players must be {game.min_players}-{game.max_players} in {game.title}, "
+                         f"got {args.eval_players}")
+    if not set(args.players) <= set(range(game.min_players, game.max_players + 1)):
+        raise ValueError(f"--players must be table sizes of {game.title}, {game.min_players}-{game.max_players}; "
+                         f"got {args.players}")
     if not split_names(args.styles) or not split_names(args.eval_opponents):
         raise ValueError("--styles and --eval-opponents must each name at least one bot")
     for spec in [args.teacher, *split_names(args.styles), *split_names(args.eval_opponents)]:
-        build_agent(spec)  # a bad name fails here, before any game
+        build_agent(spec, game=game)  # a bad name fails here, before any game
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -317,10 +336,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--rounds", type=int, default=3, help="rounds to have finished when the command ends")
     parser.add_argument("--round-games", type=int, default=200, help="labelled games a round")
     parser.add_argument("--shard-games", type=int, default=25, help="games a shard (one batch, one opponent)")
-    parser.add_argument("--players", type=players_arg, default="3-7", help=f"table sizes: {PLAYERS_FORMS}")
+    parser.add_argument("--players", type=players_arg, default=None,
+                        help=f"table sizes: {PLAYERS_FORMS}; default 3 up to the game's largest (3-7 in Startups)")
     parser.add_argument("--teacher", default="search", help="bot spec that labels the network's positions")
-    parser.add_argument("--styles", default=",".join(s for s in STYLES if s != "random"),
-                        help="bots that play the other seats of the labelled games (with the network and a past self)")
+    parser.add_argument("--styles", default=None,
+                        help="bots that play the other seats of the labelled games (with the network and a past "
+                             "self); default: the styles of the game's ladder but random")
     parser.add_argument("--hidden", default="128,128", help="widths of the network's hidden layers")
     parser.add_argument("--epochs", type=int, default=20, help="passes over all rounds' decisions a fit")
     parser.add_argument("--learning-rate", type=float, default=1e-3, help="Adam learning rate (decays linearly to 0)")
@@ -332,8 +353,11 @@ def _parser() -> argparse.ArgumentParser:
                              "of winning, 0-1)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the games, the fits and the evaluations")
     parser.add_argument("--eval-games", type=int, default=2000, help="evaluation games per opponent a round (0: none)")
-    parser.add_argument("--eval-opponents", default="greedy", help="bots the network is evaluated against")
-    parser.add_argument("--eval-players", type=int, default=4, help="table size of the evaluation")
+    parser.add_argument("--eval-opponents", default=None,
+                        help="bots the network is evaluated against; default: the game's reference bot (greedy in "
+                             "Startups, builder in Стартап)")
+    parser.add_argument("--eval-players", type=int, default=None,
+                        help="table size of the evaluation; default: the game's usual one (4)")
     parser.add_argument("--eval-shard-games", type=int, default=500,
                         help="evaluation games a shard (the results depend on it, not on the workers)")
     add_rules_argument(parser)
@@ -348,7 +372,7 @@ def main(argv=None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
-        require_search(args.game, "expert iteration")  # before any file or folder is made
+        game_defaults(args)
         check_args(args)
         check_settings(args)
         done = len(read_rounds(args.out))

@@ -43,6 +43,7 @@ class DeterminizedSearch(Agent):
             raise ValueError(f"need worlds >= 1 and max_candidates >= 2, got {worlds}, {max_candidates}")
         self.worlds, self.max_candidates = int(worlds), int(max_candidates)
         self._sims: dict[tuple[int, int], object] = {}
+        self.last_values = np.zeros((0, self.game.num_actions))  # (see act)
 
     def play_out(self, sim) -> None:
         """Play every game of ``sim`` (the game's simulator) to its end with the game's rollout policy."""
@@ -53,12 +54,17 @@ class DeterminizedSearch(Agent):
         return int(legal[0])
 
     def act(self, obs, mask, *, public=None, history=None):
+        """int64[B]: the searched action of each game. After each call, ``last_values``
+        (float[B, actions]) holds the mean reward of each candidate searched, NaN elsewhere
+        (all NaN at a decision with one legal action, which is not searched): what expert
+        iteration fits a policy to."""
         obs, mask = check_act_inputs(obs, mask, self.game.num_actions)
         if public is None:
             raise ValueError(f"the search of {self.game.title} needs the public state (public=)")
         out = np.empty(mask.shape[0], np.int64)
+        self.last_values = np.full(mask.shape, np.nan)
         for b in range(mask.shape[0]):
-            out[b] = self.decide(public.take([b]), np.flatnonzero(mask[b]))
+            out[b] = self.decide(public.take([b]), np.flatnonzero(mask[b]), self.last_values[b])
         return out
 
     def candidates(self, public, legal: np.ndarray) -> np.ndarray:
@@ -77,8 +83,9 @@ class DeterminizedSearch(Agent):
                                                       seed=0)
         return self._sims[key]
 
-    def decide(self, public, legal: np.ndarray) -> int:
-        """The searched action of the seat to act in ``public`` (one game), among ``legal``."""
+    def decide(self, public, legal: np.ndarray, values: np.ndarray | None = None) -> int:
+        """The searched action of the seat to act in ``public`` (one game), among ``legal``;
+        each candidate's mean reward is written into ``values`` (float[actions]) if given."""
         if legal.size == 1:
             return int(legal[0])
         cands = self.candidates(public, legal)
@@ -89,4 +96,6 @@ class DeterminizedSearch(Agent):
         sim.step(np.repeat(cands, w))
         self.play_out(sim)
         value = sim.rewards(np.arange(w * k))[seat].reshape(k, w).mean(axis=1)
+        if values is not None:
+            values[cands] = value
         return int(cands[int(np.argmax(value))])  # (the first of the best: the preferred on a tie)

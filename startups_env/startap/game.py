@@ -25,9 +25,10 @@ def make_rules(num_players: int, ruleset: str | None = None, **settings) -> Rule
     return Rules(num_players=num_players, **settings)
 
 
-def make_simulator(rules: Rules, batch_size: int, seed=None, decks=None) -> Simulator:
-    """A :class:`Simulator` of ``batch_size`` games at ``rules``, dealt from ``decks`` if given."""
-    sim = Simulator(batch_size, seed=seed, rules=rules)
+def make_simulator(rules: Rules, batch_size: int, seed=None, decks=None, num_players=None) -> Simulator:
+    """A :class:`Simulator` of ``batch_size`` games at ``rules``, dealt from ``decks`` if given
+    (``num_players``: int[B] table sizes, default the rules')."""
+    sim = Simulator(batch_size, num_players=num_players, seed=seed, rules=rules)
     if decks is not None:
         sim.reset(decks=decks)
     return sim

@@ -20,9 +20,10 @@ def make_rules(num_players: int, ruleset: str | None = None, **settings) -> Rule
     return Rules.preset(ruleset or "rulebook", num_players=num_players, **settings)
 
 
-def make_simulator(rules: Rules, batch_size: int, seed=None, decks=None) -> Simulator:
-    """A :class:`Simulator` of ``batch_size`` games at ``rules``."""
-    return Simulator(rules, batch_size, seed=seed, decks=decks)
+def make_simulator(rules: Rules, batch_size: int, seed=None, decks=None, num_players=None) -> Simulator:
+    """A :class:`Simulator` of ``batch_size`` games at ``rules`` (``num_players``: int[B]
+    table sizes, default the rules')."""
+    return Simulator(rules, batch_size, seed=seed, decks=decks, num_players=num_players)
 
 
 def deal_decks(rng: np.random.Generator, count: int, rules: Rules) -> np.ndarray:

@@ -61,12 +61,12 @@ class Result:
 
 
 class Simulator:
-    def __init__(self, rules: Rules, batch_size: int, seed=None, decks=None):
+    def __init__(self, rules: Rules, batch_size: int, seed=None, decks=None, num_players=None):
         self.rules, self.batch_size, self.rng = rules, int(batch_size), np.random.default_rng(seed)
         z = np.zeros(self.batch_size, np.int8)
         self.state = State(z.copy(), z.copy(), z.copy(), z.astype(np.int16), z.astype(bool), z.astype(bool),
                            np.full((self.batch_size, MAX_P), -1, np.int8))
-        self.reset(decks=decks, num_players=rules.num_players)
+        self.reset(decks=decks, num_players=rules.num_players if num_players is None else num_players)
 
     def reset(self, seed=None, *, num_players=None, decks=None):
         if seed is not None:
@@ -155,7 +155,7 @@ def action_to_string(action):
 GAME = Game(
     name="race21", title="Race to 21", min_players=MIN_P, max_players=MAX_P, num_actions=ACTIONS, obs_dim=OBS_DIM,
     privileged_dim=0, simulator_type=Simulator, make_rules=make_rules,
-    make_simulator=lambda rules, b, seed=None, decks=None: Simulator(rules, b, seed, decks),
+    make_simulator=lambda rules, b, seed=None, decks=None, num_players=None: Simulator(rules, b, seed, decks, num_players),
     shuffled_decks=deal_decks, observe=observe, privileged=None,
     observation_bounds=lambda rules=None, players=None: (np.zeros(OBS_DIM, np.float32), np.ones(OBS_DIM, np.float32)),
     public_state=None, history=None, progress=lambda s, rules: np.where(s.done, 1.0, s.total / TARGET),
