@@ -13,12 +13,18 @@ improvement over greedy rollouts is hard to find by trial and error. The search'
 are a dense, low-noise target instead: every decision is labelled with the move the search
 would play (about 0.07 s of rollouts per decision).
 
+**Any game.** ``--game startap`` distils Стартап's ``search`` the same way (its rollouts
+play builders, so ``--opponents`` defaults to the game's reference bot: ``builder`` there,
+``greedy`` in *Startups*). The network and the fit read the game's record
+(:class:`startups_env.game.Game`); *Startups*' own parts (the greedy prior, the derived
+features, the hand-belief head) are left out of other games' networks.
+
 **Data.** ``--games`` games in shards of ``--shard-games`` (``OUT/data/shard_NNNN.npz``;
 plain arrays, read with ``allow_pickle=False``). In each game the teacher sits at a random
 seat and every other seat is played by one baseline; shard k uses the k-th name of
-``--opponents`` (cycled; default greedy only: the search models the other players as
-greedy bots, so its choices against other kinds of players teach less; measured in
-docs/experiments.md). A shard is written atomically when its games end, and shards already in
+``--opponents`` (cycled; default the reference bot only: *Startups*' search models the
+other players as greedy bots, so its choices against other kinds of players teach less;
+measured in docs/experiments.md). A shard is written atomically when its games end, and shards already in
 OUT are kept, so an interrupted run continues where it stopped. Only the teacher's
 decisions are recorded: observation (as the policy sees it; uint8, see :func:`compact`), legal
 mask, action.

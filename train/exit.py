@@ -8,21 +8,22 @@ meets, the network is fitted to those labels, and the new network is measured.
 **A round** (``OUT/round_NNN/``):
 
 1. *self-play tables*: ``--round-games`` games at table sizes drawn from ``--players``.
-   The round's network (round 0: the greedy bot, where the network starts from) sits at
+   The round's network (round 0: the game's reference bot, greedy in *Startups*) sits at
    one random seat of each game; every other seat is played by one opponent, the same
    for a whole shard, cycled over the round's list: the ladder's styles
    (``--styles``), the network itself, and one of its past selves;
 2. *labels*: at each of the network's decisions the teacher (``--teacher``, the ``search``
    bot by default) says what it would play, while the network's own move is played
-   (DAgger: the positions are those the network reaches); the other seats' true hands are
-   recorded beside them. Shards of ``--shard-games`` games go to ``data/``, each written
+   (DAgger: the positions are those the network reaches); in *Startups* the other seats'
+   true hands are recorded beside them. Shards of ``--shard-games`` games go to ``data/``, each written
    atomically as soon as it is played (:mod:`startups_env.train.distill`'s labelling);
 3. *fit*: a new network on every round's data so far (:func:`startups_env.train.distill.fit`):
    the policy to the teacher's choices mixed with its action values (``--value-weight``
    of ``softmax(values / --value-temperature)``: the search values every candidate, and
    how much better its choice is than the others teaches more than the choice alone), the
-   value to the games' outcomes, the hand-belief head to the true hands; written atomically to ``policy.pt`` (weights only, a policy
-   file that loads as ``ppo:PATH``) and copied to ``OUT/policy.pt``;
+   value to the games' outcomes, the hand-belief head (*Startups*) to the true hands; written
+   atomically to ``policy.pt`` (weights only, a policy file that loads as ``ppo:PATH``) and
+   copied to ``OUT/policy.pt``;
 4. *evaluation*: the network against ``players - 1`` copies of each ``--eval-opponents``
    bot (seat-rotated duplicate games, the same deals every round), to ``round.json``.
 
@@ -38,6 +39,12 @@ networks; a resumed run with other ones is refused (``--rounds``, the workers an
 evaluation's games and opponents may change: they apply to the rounds still to finish).
 A round whose ``round.json`` is deleted is finished again from its shards: fitted anew
 (to the same network) and evaluated with the settings of the day.
+
+**Any game.** ``--game startap`` runs the same rounds on Стартап with its ``search``; the
+table sizes, the styles, the round-0 network (the game's reference bot: ``builder``) and the
+evaluation's opponents and table default to the game's. Its search values are mean rank
+rewards (-1 to +1), twice the span of *Startups*' soft chance of winning, so a
+``--value-temperature`` twice *Startups*' default (0.06) weighs them alike.
 
 **Workers.** ``--workers N`` labels the shards and plays the evaluation on N local Ray
 workers (:mod:`startups_env.tools.distributed`); the results are those of one process.
