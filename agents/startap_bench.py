@@ -12,6 +12,8 @@ wall-clock seconds, random legal actions, finished games re-dealt inside the tim
     game_length players=N bots=builder decisions=... turns=...  the same with the builder bot in every seat
     wins players=N A_vs_B=...                    share of --matches seat-rotated games that A wins, A and B
                                                  alternating round the table (N: 2, and --players made even)
+    search players=N ms_per_decision=... decisions=...   the ``search`` bot's time (by --clock) a decision
+                                                 at seat 0 of --search-games games against builders
 
 With ``--seats BOT`` it prints instead the seat balance of ``--games`` games at ``--players``
 with BOT in every seat (no rotation: seat 0 is the first active player):
@@ -24,7 +26,7 @@ turn cap, and in a shared win.
 
 A decision is one action of one player. Options: ``--players 4``, ``--repeats 3``,
 ``--seconds 2.0``, ``--batch-sizes 1,256,4096``, ``--backends numpy,numba`` (those installed), ``--games 1000``, ``--matches 400`` (0 to
-skip), ``--quick`` (short runs and few games, for a smoke test), ``--clock cpu`` (time this
+skip), ``--search-games 4`` (0 to skip), ``--quick`` (short runs and few games, for a smoke test), ``--clock cpu`` (time this
 process's CPU time: steadier on a shared machine).
 """
 
@@ -45,6 +47,7 @@ from startups_env.table.driver import Table
 from startups_env.tools.cli import prog, table_size_arg
 
 from .startap_bots import make_startap_agent, play_games
+from .startap_search import StartapSearchAgent
 
 
 CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
@@ -119,6 +122,33 @@ def print_seat_balance(players: int, games: int, bot: str) -> None:
           flush=True)
 
 
+class _Clocked:
+    """An agent that adds up the time (by ``clock``) and the decisions of its ``act`` calls."""
+
+    def __init__(self, agent, clock):
+        self.agent, self.clock, self.name, self.needs = agent, clock, agent.name, agent.needs
+        self.seconds, self.decisions = 0.0, 0
+
+    def act(self, obs, mask, **given):
+        started = self.clock()
+        chosen = self.agent.act(obs, mask, **given)
+        self.seconds += self.clock() - started
+        self.decisions += len(chosen)
+        return chosen
+
+
+def search_cost(players: int, games: int, clock=time.perf_counter) -> tuple[float, int]:
+    """(ms a decision, decisions) of the ``search`` bot at seat 0 of ``games`` games against
+    ``players - 1`` builders, on the table driver; its forced decisions count too. (A game
+    of a small search first compiles its kernels, untimed.)"""
+    builders = [make_startap_agent("builder", seed=seat) for seat in range(1, players)]
+    Table(Simulator(1, num_players=players, seed=1),
+          [StartapSearchAgent(seed=0, worlds=1, max_candidates=2)] + builders).play()
+    search = _Clocked(StartapSearchAgent(seed=0), clock)
+    Table(Simulator(games, num_players=players, seed=0), [search] + builders).play()
+    return 1000.0 * search.seconds / max(search.decisions, 1), search.decisions
+
+
 def print_rates(label: str, repeats: int, backends: list[str], rate) -> None:
     """The median of ``repeats`` runs of ``rate(backend)`` per backend (each repeat on every
     backend in turn, so that the ratio is taken between runs of the same minutes)."""
@@ -139,6 +169,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--batch-sizes", default="1,256,4096")
     parser.add_argument("--games", type=int, default=1000)
     parser.add_argument("--matches", type=int, default=400)
+    parser.add_argument("--search-games", type=int, default=4)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall")
     parser.add_argument("--seats", default=None, help="print the seat balance of this bot instead")
@@ -155,6 +186,7 @@ def main(argv=None) -> None:
         parser.error(f"--batch-sizes must be comma-separated ints, got {args.batch_sizes!r}")
     if args.quick:
         args.repeats, args.seconds, args.games, args.matches = 1, 0.25, 16, min(args.matches, 16)
+        args.search_games = min(args.search_games, 1)
     if args.seats is not None:
         print_seat_balance(args.players, args.games, args.seats)
         return
@@ -175,6 +207,9 @@ def main(argv=None) -> None:
             bots = [make_startap_agent((a, b)[seat % 2], seed=seat) for seat in range(n)]
             wins = play_games(bots, n, args.matches, seed=7)["wins"]
             print(f"wins players={n} {a}_vs_{b}={wins[0::2].sum():.3f}", flush=True)
+    if args.search_games > 0:
+        ms, decisions = search_cost(args.players, args.search_games, CLOCKS[args.clock])
+        print(f"search players={args.players} ms_per_decision={ms:.1f} decisions={decisions}", flush=True)
 
 
 if __name__ == "__main__":

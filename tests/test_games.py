@@ -212,7 +212,7 @@ def test_the_bench_prints_startap_figures_with_game(capsys):
     from startups_env.agents import bench
 
     bench.main(["--game", "startap", "--quick", "--repeats", "1", "--seconds", "0.05", "--batch-sizes", "8",
-                "--games", "4", "--matches", "0", "--clock", "cpu"])
+                "--games", "4", "--matches", "0", "--search-games", "0", "--clock", "cpu"])
     out = capsys.readouterr().out
     assert "batch B=8 players=4 backend=numpy decisions_per_s=" in out and "game_length players=" in out
     assert "search" not in out  # (not the first game's figures)

@@ -11,7 +11,7 @@ def test_the_quick_bench_prints_every_figure(capsys):
     startap_bench.main(["--quick", "--batch-sizes", "1,64", "--matches", "8", "--clock", "cpu"])
     out = capsys.readouterr().out
     for figure in ("batch B=1 players=4", "batch B=64", "aec players=4", "game_length players=6 bots=builder",
-                   "wins players=2 builder_vs_random="):
+                   "wins players=2 builder_vs_random=", "search players=4 ms_per_decision="):
         assert figure in out
 
 
