@@ -62,3 +62,23 @@ def test_the_search_plays_at_a_table_and_decides_among_the_legal_actions():
     assert mask[np.arange(state.batch_size), actions].all()
     with pytest.raises(ValueError, match="public state"):
         search.act(observe(state, seat), mask)
+
+
+def test_the_search_reports_the_value_of_each_candidate_it_searched():
+    """``last_values``: a mean rank reward (-1 to +1) at each searched candidate, NaN at every
+    other action and at a forced decision; the action played is the best valued one."""
+    search = StartapSearchAgent(seed=0, worlds=2, max_candidates=3)
+    state = positions(count=8, seed=4)
+    mask = legal_mask(state)
+    seat = state.current.astype(np.intp)
+    actions = search.act(observe(state, seat), mask, public=public_state(state, seat))
+    values = search.last_values
+    assert values.shape == mask.shape
+    searched = ~np.isnan(values)
+    assert not (searched & ~mask).any() and (np.abs(values[searched]) <= 1).all()
+    choice = mask.sum(axis=1) > 1
+    assert (searched.sum(axis=1)[choice] == np.minimum(mask.sum(axis=1)[choice], 3)).all()
+    assert not searched[~choice].any()
+    rows = np.flatnonzero(choice)
+    assert rows.size >= 4, "most positions have a choice"
+    assert (values[rows, actions[rows]] == np.nanmax(values[rows], axis=1)).all()
