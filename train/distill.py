@@ -109,15 +109,10 @@ def collect_shard(teacher, opponent: str, games: int, players: tuple[int, ...], 
     turn_cap: turns after which a game is truncated (None: the game's own); ruleset: the
     options of play (``game.make_rules``)."""
     game = game_by_name(game)
-    rng = np.random.default_rng(seed)
-    sizes = rng.choice(np.asarray(players), games)
-    caps = {} if turn_cap is None else {"turn_cap": turn_cap}
-    sim = game.make_simulator(game.make_rules(max(players), ruleset, **caps), games,
-                              seed=np.random.default_rng(rng.integers(1 << 62)), num_players=sizes)
-    hero = (rng.random(games) * sizes).astype(np.intp)
+    sim, hero, opponents = teacher_tables(game, opponent, games, players, seed, turn_cap, ruleset)
     # Entry 0 is the teacher, entry 1 the opponent (one object playing every other seat).
     assignment = (np.arange(game.max_players)[None, :] != hero[:, None]).astype(np.intp)
-    agents = [teacher, build_agent(opponent, seed=int(rng.integers(1 << 31)), game=game)]
+    agents = [teacher, opponents]
     log = game.history(games) if "history" in needs_of(teacher) else None  # the driver's moves: logged below
     parts: dict[str, list[np.ndarray]] = {"obs": [], "mask": [], "action": [], "game": []}
     if game.name == DEFAULT_GAME:
@@ -151,6 +146,19 @@ def collect_shard(teacher, opponent: str, games: int, players: tuple[int, ...], 
     won = game.outcome(sim.state)["ranks"][np.arange(games), hero] == 0
     data["won"] = won[data["game"]]
     return data
+
+
+def teacher_tables(game, opponent: str, games: int, players: tuple[int, ...], seed: int, turn_cap: int | None,
+                   ruleset: str):
+    """(a simulator of ``games`` games of ``game`` at sizes drawn from ``players``, the
+    teacher's seat int[games] in each, the ``opponent`` bot), all drawn from ``seed``."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.choice(np.asarray(players), games)
+    caps = {} if turn_cap is None else {"turn_cap": turn_cap}
+    sim = game.make_simulator(game.make_rules(max(players), ruleset, **caps), games,
+                              seed=np.random.default_rng(rng.integers(1 << 62)), num_players=sizes)
+    hero = (rng.random(games) * sizes).astype(np.intp)
+    return sim, hero, build_agent(opponent, seed=int(rng.integers(1 << 31)), game=game)
 
 
 def other_hands(state, games: np.ndarray, seats: np.ndarray) -> np.ndarray:
@@ -265,19 +273,14 @@ def fit(data: dict[str, np.ndarray], hidden: list[int], epochs: int, learning_ra
     mask = torch.from_numpy(data["mask"])
     action = torch.from_numpy(data["action"].astype(np.int64))
     targets = None if not value_weight else torch.from_numpy(policy_targets(data, value_weight, value_temperature))
-    # The critic learns the teacher's return under the simulator's "win" reward (+1 for a
-    # win, -1/(N-1) otherwise), the scheme of the PPO runs this policy starts.
-    players = table_sizes(game, data["obs"])
-    returns = torch.from_numpy(np.where(data["won"], 1.0, -1.0 / (players - 1)).astype(np.float32))
+    returns = torch.from_numpy(win_returns(game, data))
     with torch.no_grad():
         x, prior = model.inputs(obs)  # no learned parameters: computed once
     train_rows, val_rows = split_rows(data, rng)
-    report = {"decisions": float(train_rows.size), "accuracy": float("nan")}
-    log(f"{train_rows.size:,} training decisions, {val_rows.size:,} held out")
-    if model.greedy_prior:
-        greedy = greedy_actions(features(data["obs"][val_rows].astype(np.float32)), data["mask"][val_rows])
-        report["greedy_agreement"] = float(np.mean(greedy == data["action"][val_rows])) if val_rows.size else float("nan")
-        log(f"the greedy bot agrees with the teacher on {report['greedy_agreement']:.3f} of the held-out ones")
+    report = {"decisions": float(train_rows.size), "accuracy": float("nan"), **greedy_agreement(model, data, val_rows)}
+    log(f"{train_rows.size:,} training decisions, {val_rows.size:,} held out"
+        + (f"; greedy bot agrees with the teacher on {report['greedy_agreement']:.3f} of the held-out ones"
+           if "greedy_agreement" in report else ""))
     optimizer = torch.optim.Adam(model.parameters(), lr=learning_rate)
     steps_per_epoch = -(-train_rows.size // batch_size)
     total, step = epochs * steps_per_epoch, 0
@@ -304,6 +307,23 @@ def fit(data: dict[str, np.ndarray], hidden: list[int], epochs: int, learning_ra
                 f"cross-entropy {report['cross_entropy']:.3f}{belief}")
     model.eval()
     return model, report
+
+
+def win_returns(game, data: dict[str, np.ndarray]) -> np.ndarray:
+    """float32[N]: the teacher's return at each decision under the simulator's "win" reward
+    (+1 for a win, -1/(N-1) otherwise), the scheme of the PPO runs a fitted policy starts:
+    what the critic learns."""
+    players = table_sizes(game, data["obs"])
+    return np.where(data["won"], 1.0, -1.0 / (players - 1)).astype(np.float32)
+
+
+def greedy_agreement(model: ActorCritic, data: dict[str, np.ndarray], rows: np.ndarray) -> dict[str, float]:
+    """``{"greedy_agreement": the share of decisions ``rows`` where the greedy bot plays the
+    teacher's action}`` for a network with the greedy prior (*Startups*'), else ``{}``."""
+    if not model.greedy_prior:
+        return {}
+    greedy = greedy_actions(features(data["obs"][rows].astype(np.float32)), data["mask"][rows])
+    return {"greedy_agreement": float(np.mean(greedy == data["action"][rows])) if rows.size else float("nan")}
 
 
 def table_sizes(game, obs: np.ndarray) -> np.ndarray:
