@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from startups_env.startups.backend import resolve_backend
+from startups_env.startups.backend import pick_backend
 from startups_env.startups.rules import Rules
 from startups_env.startups.state import State, deal_hidden_cards
 
@@ -115,4 +115,4 @@ def search_backend(name: str | None = None) -> SearchBackend:
     """The search's operations on the backend ``name``: ``"numpy"``, ``"numba"``, or None
     for the fastest installed (a ValueError names the choices, or says how to install
     numba)."""
-    return SEARCH_BACKENDS[resolve_backend(name)]()
+    return pick_backend(SEARCH_BACKENDS, name)()

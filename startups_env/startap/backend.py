@@ -16,7 +16,7 @@ from startups_env.startap import moves
 from startups_env.startap.engine import deal
 from startups_env.startap.observe import observe
 from startups_env.startap.rules import NUM_ACTIONS
-from startups_env.startups.backend import resolve_backend
+from startups_env.startups.backend import pick_backend
 
 _GAME_ZERO = np.zeros(1, np.intp)
 
@@ -74,8 +74,4 @@ class NumpyEngine:
 
 def make_engine(backend: str | None, sim):
     """The engine named ``backend`` ("numpy", "numba", or None: the fastest installed) for ``sim``."""
-    if resolve_backend(backend) == "numba":
-        from startups_env.startap.numba_engine import NumbaEngine
-
-        return NumbaEngine(sim)
-    return NumpyEngine(sim)
+    return pick_backend({"numpy": NumpyEngine, "numba": "startups_env.startap.numba_engine:NumbaEngine"}, backend)(sim)

@@ -11,6 +11,7 @@ holds (``sim.engine``) or asks the simulator.
 from __future__ import annotations
 
 import functools
+import importlib
 import importlib.util
 
 from startups_env.startups.openmp import openmp_environment
@@ -32,6 +33,11 @@ def default_backend() -> str:
     return "numba" if numba_available() else "numpy"
 
 
+#: Whether each backend can run here, and how to make it so.
+_INSTALLED = {"numpy": (lambda: True, ""),
+              "numba": (lambda: numba_available(), "pip install 'startups-env[fast]' (or pip install numba)")}
+
+
 def resolve_backend(backend: str | None) -> str:
     """``backend`` checked (None: :func:`default_backend`); a ValueError names the choices,
     and asking for numba where it is not installed says how to install it."""
@@ -39,19 +45,26 @@ def resolve_backend(backend: str | None) -> str:
         return default_backend()
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS} or None (the fastest installed), got {backend!r}")
-    if backend == "numba" and not numba_available():
-        raise ValueError("backend='numba' needs numba: pip install 'startups-env[fast]' (or pip install numba)")
+    installed, how = _INSTALLED[backend]
+    if not installed():
+        raise ValueError(f"backend={backend!r} needs {backend}: {how}")
     return backend
 
 
+def pick_backend(choices: dict, backend: str | None):
+    """``choices[name]`` for the backend that ``backend`` resolves to (checked as
+    :func:`resolve_backend` does): the one place a game's engine, the search's operations
+    or anything else with a version per backend is chosen. A ``"module:attribute"`` string
+    is imported then, so that the compiled version compiles or loads its kernels on first
+    use only."""
+    chosen = choices[resolve_backend(backend)]
+    if isinstance(chosen, str):
+        module, attribute = chosen.split(":")
+        return getattr(importlib.import_module(module), attribute)
+    return chosen
+
+
 def backend_class(backend: str | None):
-    """The class of the backend named ``backend`` (checked as :func:`resolve_backend` does),
-    imported on first use: the compiled one compiles or loads its kernels then."""
-    name = resolve_backend(backend)
-    if name == "numba":
-        from startups_env.startups.numba_backend import NumbaBackend
-
-        return NumbaBackend
-    from startups_env.startups.numpy_backend import NumpyBackend
-
-    return NumpyBackend
+    """The class of *Startups*' backend named ``backend`` (:func:`pick_backend`)."""
+    return pick_backend({"numpy": "startups_env.startups.numpy_backend:NumpyBackend",
+                         "numba": "startups_env.startups.numba_backend:NumbaBackend"}, backend)
