@@ -146,3 +146,21 @@ def test_a_run_that_cannot_start_leaves_no_folder(tmp_path, monkeypatch, capsys)
 def test_a_bad_agent_is_a_clear_error(flag, spec, message, tmp_path, capsys):
     assert main(["--out", str(tmp_path), "--games", "2", "--shard-games", "2", flag, spec]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_fit_can_start_from_a_trained_policy(tmp_path):
+    """--init-policy: the network starts from the file's weights (Стартап here: any game), and
+    a file of other layers is refused by name."""
+    teacher = make_agent("builder", seed=0, game="startap")
+    data = collect_shard(teacher, "builder", games=2, players=(3,), seed=1, game="startap")
+    first, _ = fit(data, [16], 1, seed=1, log=lambda line: None, game="startap")
+    path = str(tmp_path / "first.pt")
+    atomic_save(checkpoint_dict(first), path)
+    again, _ = fit(data, [16], 1, learning_rate=1e-12, seed=2, log=lambda line: None, game="startap",
+                   init_policy=path)
+    fresh, _ = fit(data, [16], 1, learning_rate=1e-12, seed=2, log=lambda line: None, game="startap")
+    for name, weights in first.state_dict().items():
+        assert torch.allclose(again.state_dict()[name], weights, atol=1e-6), name
+    assert not torch.allclose(fresh.state_dict()["actor.0.weight"], first.state_dict()["actor.0.weight"])
+    with pytest.raises(ValueError, match="differs from this run's"):
+        fit(data, [8], 1, seed=2, log=lambda line: None, game="startap", init_policy=path)

@@ -79,6 +79,7 @@ from startups_env.tools.cli import (
 from startups_env.tools.distributed import add_worker_arguments, workers_from_args
 from startups_env.tools.files import atomic_write
 
+from .checkpoints import start_from_policy
 from .common import atomic_save, atomic_write_text, git_revision, hidden_sizes, reference_bots
 from .evaluate import eval_summary, evaluate
 
@@ -251,7 +252,7 @@ def load_shards(paths: list[str], keys: tuple[str, ...] = SHARD_KEYS,
 
 def fit(data: dict[str, np.ndarray], hidden: list[int], epochs: int, learning_rate: float = 1e-3,
         batch_size: int = 512, seed: int = 0, log=print, value_weight: float = 0.0,
-        value_temperature: float = 0.03, game=DEFAULT_GAME) -> tuple[ActorCritic, dict[str, float]]:
+        value_temperature: float = 0.03, game=DEFAULT_GAME, init_policy: str = "") -> tuple[ActorCritic, dict[str, float]]:
     """Behaviour cloning of ``data`` (see :func:`load_shards`; decisions of ``game``, a name
     or a :class:`~startups_env.game.Game`) into a new :class:`ActorCritic` (in *Startups*
     with the greedy prior); prints held-out accuracy per epoch through ``log``. Returns the
@@ -263,12 +264,16 @@ def fit(data: dict[str, np.ndarray], hidden: list[int], epochs: int, learning_ra
     hand-belief head fitted to them too (squared error in cards), and the figures add
     ``belief_error``: its held-out mean absolute error in cards per entry. value_weight
     and value_temperature: the policy's target mixes the teacher's choice with its action
-    ``values`` (:func:`policy_targets`); 0: the choice alone."""
+    ``values`` (:func:`policy_targets`); 0: the choice alone. init_policy: a policy file
+    whose weights the network starts from (the same game and layers; a ValueError
+    otherwise), so that the fit refines a trained policy instead of starting afresh."""
     game = game_by_name(game)
     rng = np.random.default_rng(seed)
     hands = torch.from_numpy(data["hands"].astype(np.float32)) if "hands" in data else None
     model = ActorCritic(game.obs_dim, hidden, game.num_actions, features=True, greedy_prior=True,
                         belief=hands is not None, generator=torch.Generator().manual_seed(seed), game=game.name)
+    if init_policy:
+        start_from_policy(model, init_policy)
     obs = torch.from_numpy(data["obs"].astype(np.float32))
     mask = torch.from_numpy(data["mask"])
     action = torch.from_numpy(data["action"].astype(np.int64))
@@ -282,14 +287,12 @@ def fit(data: dict[str, np.ndarray], hidden: list[int], epochs: int, learning_ra
         + (f"; greedy bot agrees with the teacher on {report['greedy_agreement']:.3f} of the held-out ones"
            if "greedy_agreement" in report else ""))
     optimizer = torch.optim.Adam(model.parameters(), lr=learning_rate)
-    steps_per_epoch = -(-train_rows.size // batch_size)
-    total, step = epochs * steps_per_epoch, 0
+    total = epochs * -(-train_rows.size // batch_size)
+    decay = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0 - step / total)  # linearly to 0
     for epoch in range(epochs):
         model.train()
         order = rng.permutation(train_rows)
         for start in range(0, order.size, batch_size):
-            for group in optimizer.param_groups:
-                group["lr"] = learning_rate * (1.0 - step / total)
             rows = torch.from_numpy(order[start:start + batch_size])
             logits, value = model.heads(x[rows], None if prior is None else prior[rows], mask[rows])
             loss = (policy_loss(logits, action[rows], None if targets is None else targets[rows])
@@ -299,7 +302,7 @@ def fit(data: dict[str, np.ndarray], hidden: list[int], epochs: int, learning_ra
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
-            step += 1
+            decay.step()
         if val_rows.size:
             report.update(held_out_figures(model, x, prior, mask, action, hands, torch.from_numpy(val_rows)))
             belief = f", hand belief off by {report['belief_error']:.3f} cards an entry" if hands is not None else ""
@@ -414,6 +417,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--extra-data", nargs="*", default=[],
                         help="shard folders of earlier runs (their OUT/data) to fit on as well")
     parser.add_argument("--hidden", default="128,128", help="widths of the hidden layers")
+    parser.add_argument("--init-policy", default="",
+                        help="policy file the network starts from (e.g. agents/weights/ppo_startap.pt, with its "
+                             "--hidden), to refine a trained policy on the teacher's labels; default: a new network")
     parser.add_argument("--epochs", type=int, default=20, help="passes over the recorded decisions")
     parser.add_argument("--learning-rate", type=float, default=1e-3, help="Adam learning rate (decays linearly to 0)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the games, the teacher and the fit")
@@ -474,7 +480,8 @@ def main(argv=None) -> int:
             paths += found
         data = load_shards(paths)
         model, report = fit(data, hidden, args.epochs, args.learning_rate, seed=args.seed,
-                            log=print if args.progress else (lambda line: None), game=args.game)
+                            log=print if args.progress else (lambda line: None), game=args.game,
+                            init_policy=args.init_policy)
     except (ValueError, FileNotFoundError, ConnectionError) as exc:  # a ppo:PATH's missing file; Ray
         return report_error(parser.prog, exc, args.traceback)
     policy_path = os.path.join(args.out, "policy.pt")
