@@ -164,3 +164,8 @@ def test_a_fit_can_start_from_a_trained_policy(tmp_path):
     assert not torch.allclose(fresh.state_dict()["actor.0.weight"], first.state_dict()["actor.0.weight"])
     with pytest.raises(ValueError, match="differs from this run's"):
         fit(data, [8], 1, seed=2, log=lambda line: None, game="startap", init_policy=path)
+    privileged = ActorCritic(first.obs_dim, [16], first.num_actions, critic_extra=5, game="startap")
+    atomic_save(checkpoint_dict(privileged), str(tmp_path / "privileged.pt"))
+    again, _ = fit(data, [16], 1, learning_rate=1e-12, seed=2, log=lambda line: None, game="startap",
+                   init_policy=str(tmp_path / "privileged.pt"))  # (its critic's extra inputs are dropped)
+    assert torch.allclose(again.state_dict()["critic.0.weight"], privileged.state_dict()["critic.0.weight"][:, :-5])

@@ -102,11 +102,13 @@ def restore_training(saved: dict[str, Any], path: str, model: ActorCritic, optim
     return progress
 
 
-def start_from_policy(model: ActorCritic, path: str) -> None:
+def start_from_policy(model: ActorCritic, path: str, drop_critic_inputs: bool = False) -> None:
     """Load a policy file's weights into a new run's ``model``. The networks must agree in
     everything but the critic's training-only extra inputs, which start at zero weight (so
-    the critic starts as the file's critic). Raises ValueError (CheckpointError) on a
-    mismatch or an unreadable file."""
+    the critic starts as the file's critic). Where the file's critic takes more of them,
+    ``drop_critic_inputs`` keeps its weights of the inputs ``model`` has (a fit that never
+    sees them), else that is refused. Raises ValueError (CheckpointError) on a mismatch or
+    an unreadable file."""
     source = model_from_checkpoint(read_checkpoint(path, model.game), path)
     mine = (model.hidden, model.features, model.greedy_prior)
     theirs = (source.hidden, source.features, source.greedy_prior)
@@ -122,6 +124,8 @@ def start_from_policy(model: ActorCritic, path: str) -> None:
         elif name == "critic.0.weight" and target[name].shape[1] > weights.shape[1]:
             # The extra inputs are the critic's last columns.
             target[name] = torch.cat([weights, torch.zeros(weights.shape[0], target[name].shape[1] - weights.shape[1])], dim=1)
+        elif name == "critic.0.weight" and drop_critic_inputs:
+            target[name] = weights[:, :target[name].shape[1]]
         else:
             raise ValueError(f"--init-policy {path}: its critic takes more inputs than this run's "
                              f"(--privileged-critic / --baselines differ from the run that wrote it?)")

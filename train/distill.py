@@ -264,16 +264,16 @@ def fit(data: dict[str, np.ndarray], hidden: list[int], epochs: int, learning_ra
     hand-belief head fitted to them too (squared error in cards), and the figures add
     ``belief_error``: its held-out mean absolute error in cards per entry. value_weight
     and value_temperature: the policy's target mixes the teacher's choice with its action
-    ``values`` (:func:`policy_targets`); 0: the choice alone. init_policy: a policy file
-    whose weights the network starts from (the same game and layers; a ValueError
-    otherwise), so that the fit refines a trained policy instead of starting afresh."""
+    ``values`` (:func:`policy_targets`); 0: the choice alone. init_policy: a policy file to
+    start from (:func:`~startups_env.train.checkpoints.start_from_policy`; its critic's
+    training-only inputs dropped), to refine a trained policy instead of starting afresh."""
     game = game_by_name(game)
     rng = np.random.default_rng(seed)
     hands = torch.from_numpy(data["hands"].astype(np.float32)) if "hands" in data else None
     model = ActorCritic(game.obs_dim, hidden, game.num_actions, features=True, greedy_prior=True,
                         belief=hands is not None, generator=torch.Generator().manual_seed(seed), game=game.name)
     if init_policy:
-        start_from_policy(model, init_policy)
+        start_from_policy(model, init_policy, drop_critic_inputs=True)
     obs = torch.from_numpy(data["obs"].astype(np.float32))
     mask = torch.from_numpy(data["mask"])
     action = torch.from_numpy(data["action"].astype(np.int64))
