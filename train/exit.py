@@ -185,9 +185,8 @@ def evaluate_round(args, pool, policy: str) -> tuple[dict, float]:
     opponent: {opponent: its row (win rate, interval, games...)}, and the seconds taken.
     The deals depend on ``--seed`` alone: every round meets the same ones."""
     started = time.perf_counter()
-    rows = {}
+    rows, game = {}, game_by_name(args.game)
     for opponent in split_names(args.eval_opponents):
-        game = game_by_name(args.game)
         result = run_arena([f"ppo:{policy}"] + [opponent] * (args.eval_players - 1), args.eval_players,
                            args.eval_games, seed=args.seed, batch_size=args.eval_shard_games, rate=False,
                            workers=pool, rules=game.make_rules(args.eval_players, args.rules), game=game)
