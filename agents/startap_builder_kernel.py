@@ -32,11 +32,12 @@ import numba
 import numpy as np
 
 from startups_env.startap import cards as C
+from startups_env.startap import numba_backend as K
 from startups_env.startap import rules as R
 from startups_env.startups import numba_runtime
 from startups_env.startups.numba_backend import forget_stale_cache
 
-forget_stale_cache(__file__, C.__file__, R.__file__)
+forget_stale_cache(__file__, C.__file__, K.__file__, R.__file__)  # (it inlines the engine's staff count)
 numba_runtime.describe_kernels(__name__, "Стартап's compiled builder", 30)
 
 S, NP, NO, SLOTS = C.NUM_SPECIALTIES, C.NUM_PROJECTS, C.NUM_OPPORTUNITIES, R.SLOTS
@@ -62,10 +63,7 @@ def legal(mask, g, a):
 @_inline
 def team(s, g, c):
     """The player and the staff."""
-    count = 1
-    for sp in range(S):
-        count += s.employees[g, c, sp]
-    return count
+    return 1 + K.staff(s, g, c)
 
 
 @_inline
