@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from startups_env.startap import rules as R
+from startups_env.startap.rules import Rules
 from startups_env.startap.simulator import Simulator, uniform_legal
 from startups_env.startap.observe import observe
 from startups_env.startap.state import LAYOUT
@@ -29,16 +30,19 @@ def assert_same_state(a: Simulator, b: Simulator, step: int) -> None:
             raise AssertionError(f"step {step}, game {g}: {name} differs: numpy {x[g]} numba {y[g]}")
 
 
-def play_both(num_players, count: int, seed: int) -> int:
+def play_both(num_players, count: int, seed: int, rules: Rules | None = None) -> int:
     """``count`` random games on both engines from the same deal and the same draws; every
-    field and every legal mask compared after each step. Returns the decisions played."""
-    ref = Simulator(count, num_players=num_players, seed=seed, backend="numpy")
-    fast = Simulator(count, num_players=num_players, seed=seed, backend="numba")
+    field, every legal mask and every seat's reward so far (the eliminated seats' in running
+    games) compared after each step. Returns the decisions played."""
+    ref = Simulator(count, num_players=num_players, seed=seed, backend="numpy", rules=rules)
+    fast = Simulator(count, num_players=num_players, seed=seed, backend="numba", rules=rules)
     rng_ref, rng_fast = np.random.default_rng(seed + 1), np.random.default_rng(seed + 1)
+    games = np.arange(count)
     decisions = step = 0
     while not ref.done.all():
         assert_same_state(ref, fast, step)
         assert np.array_equal(ref.legal_mask(), fast.legal_mask()), f"step {step}: legal masks differ"
+        assert np.array_equal(ref.rewards(games, np.float64), fast.rewards(games, np.float64)), f"step {step}: rewards"
         actions = ref.random_actions(rng=rng_ref)
         assert np.array_equal(actions, fast.random_actions(rng=rng_fast)), "the samplers differ"
         a, b = ref.step(actions), fast.step(actions)
@@ -59,6 +63,10 @@ def test_the_compiled_engine_plays_numpys_games_state_for_state(num_players):
 def test_mixed_tables_and_the_one_game_path():
     play_both(np.arange(40) % 5 + 2, 40, seed=3)
     play_both(3, 1, seed=11)  # one game: the env's path (step_one)
+
+
+def test_rewards_by_rank_equal_numpys():
+    play_both(np.arange(200) % 5 + 2, 200, seed=5, rules=Rules(reward="rank"))
 
 
 def test_re_dealt_games_equal_numpys():

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from startups_env.startap import moves
-from startups_env.startap.engine import deal
+from startups_env.startap.engine import deal, rewards
 from startups_env.startap.observe import observe
 from startups_env.startap.rules import NUM_ACTIONS
 from startups_env.startups.backend import pick_backend
@@ -67,6 +67,11 @@ class NumpyEngine:
     def observe(self, seats: np.ndarray, games: np.ndarray) -> np.ndarray:
         """float32[k, OBS_DIM]: the observations of ``seats`` in ``games``."""
         return observe(self.sim.state, seats, games)
+
+    def rewards(self, games: np.ndarray, by_rank: bool) -> np.ndarray:
+        """float64[k, P]: the rewards of the ranked seats of ``games`` (intp[k]), by rank or
+        (``by_rank`` False) by the win (:func:`startups_env.startap.engine.rewards`)."""
+        return rewards(self.sim.state, games, by_rank)
 
     #: No sampler of its own: the simulator's ``uniform_legal`` is numpy's.
     sample = None

@@ -346,3 +346,18 @@ def work_on_slot(s: State, g: np.ndarray, owner: np.ndarray, k: np.ndarray, sp: 
 def feature_homes(s: State, g: np.ndarray, seats: np.ndarray) -> np.ndarray:
     """bool[k, 29]: the player's finished projects with the feature icon (a feature's choices)."""
     return (s.completed_owner[g] == seats[:, None]) & C.PROJECT_ICON[None, :]
+
+
+def rewards(s: State, games: np.ndarray, by_rank: bool) -> np.ndarray:
+    """float64[n, P]: the rewards of the ranked seats of ``games`` (see
+    :meth:`startups_env.startap.simulator.Simulator.rewards`); 0 for the others."""
+    ranks, place = s.ranks[games], s.place[games]
+    n = s.num_players[games].astype(np.float64)[:, None]
+    if by_rank:
+        base = 1.0 - 2.0 * ranks / (n - 1)
+    else:
+        base = np.where(ranks == 0, 1.0, -1.0 / (n - 1))
+    known = ranks >= 0
+    share = (place[:, :, None] == place[:, None, :]) & known[:, :, None] & known[:, None, :]
+    reward = (share * base[:, None, :]).sum(axis=2) / np.maximum(share.sum(axis=2), 1)
+    return np.where(known, reward, 0.0)

@@ -822,6 +822,35 @@ def pick_legal(mask, words, u, out):
         out[g] = found
 
 
+# ---------------------------------------------------------------- the rewards
+@_inline
+def seat_reward(s, g, p, by_rank):
+    """The reward of the ranked seat p's own place: by rank, 1 - 2 * rank / (N - 1); by the
+    win, 1 for the winner and -1 / (N - 1) for the others."""
+    n = np.float64(s.num_players[g])
+    rank = s.ranks[g, p]
+    if by_rank:
+        return 1.0 - 2.0 * rank / (n - 1)
+    return 1.0 if rank == 0 else -1.0 / (n - 1)
+
+
+@_jit
+def rewards_rows(out, games, by_rank, s):
+    """out[i, p] = the reward of seat p of game games[i], as numpy's
+    :func:`startups_env.startap.engine.rewards`: seats that share a place share the mean
+    of their ranks' rewards (summed in seat order, as numpy sums); 0 for unranked seats."""
+    for i in range(games.shape[0]):
+        g = games[i]
+        for p in range(P):
+            total, sharers = 0.0, 0
+            if s.ranks[g, p] >= 0:
+                for q in range(P):
+                    if s.ranks[g, q] >= 0 and s.place[g, q] == s.place[g, p]:
+                        total += seat_reward(s, g, q, by_rank)
+                        sharers += 1
+            out[i, p] = total / max(sharers, 1)
+
+
 # ---------------------------------------------------------------- the deal
 @_inline
 def clear_fields(g, fields, fills):

@@ -8,6 +8,7 @@ import numpy as np
 from startups_env.startap import numba_backend as K
 from startups_env.startap.observe import OBS_DIM
 from startups_env.startap.rules import NUM_ACTIONS
+from startups_env.startap.state import P
 from startups_env.startups.numba_backend import CallSite
 from startups_env.startups.numba_runtime import ThreadChoice
 
@@ -22,6 +23,7 @@ class NumbaEngine:
     _step, _step_threaded = CallSite(K.step_games), CallSite(K.step_games_parallel)
     _step_one, _legal_rows, _deal_rows = CallSite(K.step_one), CallSite(K.legal_rows), CallSite(K.deal_rows)
     _observe_rows, _pick = CallSite(K.observe_rows), CallSite(K.pick_legal)
+    _rewards_rows = CallSite(K.rewards_rows)
 
     def __init__(self, sim):
         self.sim = sim
@@ -81,6 +83,13 @@ class NumbaEngine:
         """float32[k, OBS_DIM]: the observations of ``seats`` in ``games`` (compiled)."""
         out = np.empty((games.shape[0], OBS_DIM), np.float32)
         self._observe_rows(out, np.ascontiguousarray(games, np.intp), np.ascontiguousarray(seats, np.intp), self.arrays())
+        return out
+
+    def rewards(self, games: np.ndarray, by_rank: bool) -> np.ndarray:
+        """float64[k, P]: the rewards of the ranked seats of ``games`` (intp[k]), by rank or
+        (``by_rank`` False) by the win (compiled: :func:`~startups_env.startap.numba_backend.rewards_rows`)."""
+        out = np.empty((games.shape[0], P), np.float64)
+        self._rewards_rows(out, np.ascontiguousarray(games, np.intp), bool(by_rank), self.arrays())
         return out
 
     def sample(self, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -23,11 +23,15 @@ _GAME_ZERO = np.zeros(1, np.intp)
 DECK_SIZES = {"project_deck": NUM_PROJECTS, "opportunity_deck": NUM_OPPORTUNITIES, "incident_deck": NUM_INCIDENTS}
 
 
+_IN_ORDER = {name: np.arange(size) for name, size in DECK_SIZES.items()}
+
+
 def shuffled_decks(rng: np.random.Generator, count: int) -> dict[str, np.ndarray]:
     """Fresh shuffles of the three decks for ``count`` games: ``{"project_deck": int8[count,
-    29], "opportunity_deck": int8[count, 50], "incident_deck": int8[count, 42]}``."""
-    return {name: rng.permuted(np.tile(np.arange(size, dtype=np.int8), (count, 1)), axis=1)
-            for name, size in DECK_SIZES.items()}
+    29], "opportunity_deck": int8[count, 50], "incident_deck": int8[count, 42]}``. (Shuffled
+    as int64, numpy's fast path, then narrowed: the same draws and the same orders.)"""
+    return {name: rng.permuted(np.broadcast_to(cards, (count, cards.size)), axis=1).astype(np.int8)
+            for name, cards in _IN_ORDER.items()}
 
 
 def uniform_legal(mask, rng: np.random.Generator) -> np.ndarray:
@@ -209,13 +213,4 @@ class Simulator:
         the game is over, or once it is out (a running game's eliminated seats: what the
         PettingZoo env pays them when they leave); 0 for the others and for empty seats."""
         games = np.asarray(games, np.intp)
-        ranks, place = self.state.ranks[games], self.state.place[games]
-        n = self.state.num_players[games].astype(np.float64)[:, None]
-        if self.rules.reward == "rank":
-            base = 1.0 - 2.0 * ranks / (n - 1)
-        else:
-            base = np.where(ranks == 0, 1.0, -1.0 / (n - 1))
-        known = ranks >= 0
-        share = (place[:, :, None] == place[:, None, :]) & known[:, :, None] & known[:, None, :]
-        reward = (share * base[:, None, :]).sum(axis=2) / np.maximum(share.sum(axis=2), 1)
-        return np.where(known, reward, 0.0).T.astype(dtype)
+        return self.engine.rewards(games, self.rules.reward == "rank").T.astype(dtype)
