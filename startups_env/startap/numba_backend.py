@@ -28,18 +28,23 @@ from startups_env.startap import rules as R
 from startups_env.startap.observe import OBS_DIM, PER_PROJECT, PER_SEAT, PIECES
 from startups_env.startap.state import LAYOUT, P, S, State
 from startups_env.startups import numba_runtime
-from startups_env.startups.numba_backend import forget_stale_cache, serial_and_parallel
+from startups_env.startups.numba_backend import forget_stale_cache, prefetch, serial_and_parallel
 
 forget_stale_cache(__file__, C.__file__, R.__file__, O.__file__)
 numba_runtime.describe_kernels(__name__, "Стартап's compiled rules", 240)
 
-#: The State's arrays, by their State names, as one record a kernel takes.
-StateArrays = namedtuple("StateArrays", [f.name for f in fields(State)])
+#: The State's int8 arrays whose last axis is the four specialties: a kernel also reads each
+#: of their rows as one uint32 word (``<name>_words``), four counts at a time.
+WORD_ROWS = ("employees", "free", "slot_work", "feature_work", "long_work")
+#: The State's arrays, by their State names, and the :data:`WORD_ROWS` as uint32 words (views
+#: of the same memory, last axis 1), as one record a kernel takes.
+StateArrays = namedtuple("StateArrays", [f.name for f in fields(State)] + [f"{name}_words" for name in WORD_ROWS])
 
 
 def arrays(state: State) -> StateArrays:
     """The arrays of ``state`` (not copies) as a :data:`StateArrays`."""
-    return StateArrays(*(getattr(state, f.name) for f in fields(State)))
+    return StateArrays(*(getattr(state, f.name) for f in fields(State)),
+                       *(getattr(state, name).view(np.uint32) for name in WORD_ROWS))
 
 
 def _jit(function):
@@ -518,29 +523,58 @@ def legal_main(mask, g, s, c):
             held = s.opportunity_hand[g, c, j]
             mask[g, R.HIRE_BASE + j] = held & can_hire
             mask[g, R.FRONT_BASE + j] = held & ((OPP_SITUATION[j] >= 0) | can_feature)
-    for sp in range(S):
-        mask[g, R.FIRE_BASE + sp] = s.employees[g, c, sp] > 0
-        if s.free[g, c, sp] > 0 or s.self_free[g, c] > 0:
-            legal_work(mask, g, s, c, sp)
+    put_four(mask, g, R.FIRE_BASE, nonzero(s.employees_words[g, c, 0]))
+    legal_work(mask, g, s, c)
+
+
+# Work legality by words: a uint32 of a *_words view holds a row's four specialty counts,
+# one a byte, and four bytes of a mask row say which specialties may go to one target (a
+# specialty at a time read and wrote each byte apart, the slowest part of the mask).
+ONES = np.uint32(0x01010101)
+NONE = np.uint32(0)
+assert S == 4, "a specialty row is read as one 4-byte word"
 
 
 @_inline
-def legal_work(mask, g, s, c, sp):
-    """Where a unit of specialty sp may go: own targets, and offers to the others' projects."""
+def nonzero(word):
+    """0x01 in each byte of ``word`` that is not 0 (each byte a count from 0 to 127), else 0."""
+    return ((word + np.uint32(0x7F7F7F7F)) >> 7) & ONES
+
+
+@_inline
+def put_four(mask, g, at, word):
+    """mask[g, at + sp] = byte sp of ``word`` (each 0 or 1), sp = 0..3."""
+    for sp in range(S):
+        mask[g, at + sp] = (word >> (8 * sp)) & 1 != 0
+
+
+@_inline
+def legal_work(mask, g, s, c):
+    """Where a unit of each specialty may go (a free employee of it, or the player, does the
+    work): own targets, and offers to the others' projects."""
+    can = nonzero(s.free_words[g, c, 0]) | (ONES if s.self_free[g, c] > 0 else NONE)
+    if can == NONE:
+        return
     for k in range(SLOTS):
-        mask[g, R.WORK_BASE + k * S + sp] = (s.slot_card[g, c, k] >= 0) & (s.slot_work[g, c, k, sp] > 0)
-    mask[g, R.WORK_BASE + R.TARGET_FEATURE * S + sp] = (s.feature_card[g, c] >= 0) & (s.feature_work[g, c, sp] > 0)
-    mask[g, R.WORK_BASE + R.TARGET_BACKUP * S + sp] = s.backup[g, c] < R.BACKUP_WORK
+        put_four(mask, g, R.WORK_BASE + k * S, slot_needs(s, g, c, k) & can)
+    feature = ONES * np.uint32(s.feature_card[g, c] >= 0)
+    put_four(mask, g, R.WORK_BASE + R.TARGET_FEATURE * S, nonzero(s.feature_work_words[g, c, 0]) & feature & can)
+    put_four(mask, g, R.WORK_BASE + R.TARGET_BACKUP * S, can if s.backup[g, c] < R.BACKUP_WORK else NONE)
     for long in range(C.NUM_LONG):
-        mask[g, R.WORK_BASE + (R.TARGET_LONG + long) * S + sp] = s.long_work[g, long, sp] > 0
+        put_four(mask, g, R.WORK_BASE + (R.TARGET_LONG + long) * S, nonzero(s.long_work_words[g, long, 0]) & can)
     if s.offers[g] >= R.MAX_OFFERS:
         return
     n = np.int64(s.num_players[g])
     for r in range(1, n):
         owner = (c + r) % n
         for k in range(SLOTS):
-            mask[g, R.OFFER_BASE + ((r - 1) * SLOTS + k) * S + sp] = (
-                (s.slot_card[g, owner, k] >= 0) & (s.slot_work[g, owner, k, sp] > 0))
+            put_four(mask, g, R.OFFER_BASE + ((r - 1) * SLOTS + k) * S, slot_needs(s, g, owner, k) & can)
+
+
+@_inline
+def slot_needs(s, g, p, k):
+    """0x01 in byte sp where p's project in slot k (if started) still needs work of specialty sp."""
+    return nonzero(s.slot_work_words[g, p, k, 0]) & (ONES * np.uint32(s.slot_card[g, p, k] >= 0))
 
 
 # ---------------------------------------------------------------- the decisions
@@ -743,6 +777,24 @@ def count_illegal(mask, actions, active, s):
     return bad
 
 
+AHEAD = 4  # games: how far ahead of the step the rows of a game are prefetched
+
+
+@_inline
+def prefetch_game(mask, g, s):
+    """Ask for the rows a step and a mask of game g read at a seat-dependent place: the
+    player's hands, the projects in progress, the mask row."""
+    c = s.current[g]
+    prefetch(s.project_hand, (g, c, 0))
+    prefetch(s.opportunity_hand, (g, c, 0))
+    prefetch(s.opportunity_hand, (g, c, NO - 1))
+    prefetch(s.slot_work, (g, 0, 0, 0))
+    prefetch(s.slot_work, (g, P - 1, SLOTS - 1, S - 1))
+    for at in range(0, R.NUM_ACTIONS, 64):
+        prefetch(mask, (g, at))
+    prefetch(mask, (g, R.NUM_ACTIONS - 1))
+
+
 STEP_BLOCK = 256  # games per block of the batch step (a thread's unit of work)
 PARALLEL_FROM = 16384  # games per batch from which the step runs on numba's threads (at 4096 on a busy
 # 2-core machine the threaded step took 4x the CPU time of the serial one: threads spin waiting for a core)
@@ -764,6 +816,8 @@ def _step_games(actions, active, over, mask, s):
 @_jit
 def step_block(lo, hi, actions, active, over, mask, s):
     for g in range(lo, hi):
+        if g + AHEAD < hi:
+            prefetch_game(mask, g + AHEAD, s)
         over[g] = False
         if active[g] and not (s.terminated[g] or s.truncated[g]):
             step_game(g, actions[g], s)
