@@ -828,14 +828,18 @@ def step_block(lo, hi, actions, active, over, mask, s):
 step_games, step_games_parallel = serial_and_parallel(_step_games)
 
 
-WORD = 4  # mask bytes the sampler reads at once (NUM_ACTIONS is a multiple of it)
-assert R.NUM_ACTIONS % WORD == 0, "the sampler reads a mask row as whole 4-byte words"
+WORD = 8  # mask bytes the sampler reads at once
+#: The columns of the compiled engine's mask rows: NUM_ACTIONS rounded up to whole words (the
+#: columns past NUM_ACTIONS stay False), so that the sampler reads a row as uint64 words.
+MASK_ROW = -(-R.NUM_ACTIONS // WORD) * WORD
+BYTES = np.uint64(0x0101010101010101)
+TOP_BYTE = np.uint64(56)
 
 
 @_inline
 def word_count(x):
-    """How many of the 4 bools packed in ``x`` (a uint32 of 0 or 1 bytes) are True."""
-    return (np.int64(x) * 0x01010101 >> 24) & 0xFF
+    """How many of the 8 bools packed in ``x`` (a uint64 of 0 or 1 bytes) are True."""
+    return np.int64((x * BYTES) >> TOP_BYTE)
 
 
 @_inline
@@ -846,12 +850,13 @@ def pair_count(words, g, w):
 
 
 @_jit
-def pick_legal(mask, words, u, out):
+def pick_legal(rows, words, u, out):
     """out[g] = the k-th legal action of game g for k = floor(u[g] * legal count) (as
-    numpy's uniform_legal picks); 0 where none is legal. ``words`` is ``mask`` (bool[B,
-    NUM_ACTIONS]) read as uint32[B, NUM_ACTIONS // 4], so that the count and the search
-    step over four actions at a time (the search over eight, then four, then one by one
-    without a branch: fewer mispredicted jumps than a step of four to the end)."""
+    numpy's uniform_legal picks); 0 where none is legal. ``rows`` is bool[B, MASK_ROW] (the
+    legal masks, False past NUM_ACTIONS) and ``words`` the same read as uint64[B, MASK_ROW //
+    8], so that the count and the search step over eight actions at a time (the search over
+    sixteen, then eight, then one by one without a branch: fewer mispredicted jumps than a
+    step of eight to the end)."""
     for g in range(u.shape[0]):
         count = 0
         for w in range(words.shape[1]):
@@ -870,7 +875,7 @@ def pick_legal(mask, words, u, out):
             w += 1
         found = 0
         for a in range(w * WORD, w * WORD + WORD):
-            legal = np.int64(mask[g, a])
+            legal = np.int64(rows[g, a])
             found += a * (legal & (pick == 0))
             pick -= legal
         out[g] = found

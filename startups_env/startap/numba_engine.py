@@ -30,7 +30,9 @@ class NumbaEngine:
         self._state = None
         self._arrays = None
         self._empty = None
-        self._mask = np.zeros((sim.batch_size, NUM_ACTIONS), bool)
+        # (the kernels write rows of whole sampler words; the mask is their first NUM_ACTIONS columns)
+        self._rows = np.zeros((sim.batch_size, K.MASK_ROW), bool)
+        self._mask = self._rows[:, :NUM_ACTIONS]
         self._over = np.zeros(sim.batch_size, bool)
         self._threads = ThreadChoice()  # whether the threaded step pays, measured
 
@@ -40,7 +42,7 @@ class NumbaEngine:
             self._state = self.sim.state
             self._arrays = K.arrays(self._state)
             self._empty = None
-            self._legal_rows(self._mask, np.arange(self.sim.batch_size), self._arrays)
+            self._legal_rows(self._rows, np.arange(self.sim.batch_size), self._arrays)
         return self._arrays
 
     def deal(self, games: np.ndarray, players: np.ndarray, decks: dict[str, np.ndarray]) -> None:
@@ -51,7 +53,7 @@ class NumbaEngine:
         s = self.arrays()
         if self._empty is None:
             self._empty = K.empty_groups(self._state)
-        self._deal_rows(self._mask, games, np.ascontiguousarray(players, np.int8),
+        self._deal_rows(self._rows, games, np.ascontiguousarray(players, np.int8),
                         *(np.ascontiguousarray(decks[name], np.int8)
                           for name in ("project_deck", "opportunity_deck", "incident_deck")), self._empty, s)
 
@@ -66,9 +68,9 @@ class NumbaEngine:
         s = self.arrays()
         b = self.sim.batch_size
         if b < K.PARALLEL_FROM:
-            stepped = self._step(actions, active, self._over, self._mask, s)
+            stepped = self._step(actions, active, self._over, self._rows, s)
         else:  # (threaded where that pays here and now)
-            stepped = self._threads.run(self._step, self._step_threaded, b, actions, active, self._over, self._mask, s)
+            stepped = self._threads.run(self._step, self._step_threaded, b, actions, active, self._over, self._rows, s)
         if not stepped:
             return None
         return np.flatnonzero(self._over)
@@ -76,7 +78,7 @@ class NumbaEngine:
     def step_one(self, action: int) -> bool:
         """Apply the legal ``action`` in game 0 (running); whether that ended it."""
         s = self.arrays()
-        self._step_one(self._mask, 0, int(action), s)
+        self._step_one(self._rows, 0, int(action), s)
         return bool(s.terminated[0] or s.truncated[0])
 
     def observe(self, seats: np.ndarray, games: np.ndarray) -> np.ndarray:
@@ -95,13 +97,14 @@ class NumbaEngine:
     def sample(self, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """int64[k]: a uniformly random legal action per row of ``mask`` (bool[k,
         NUM_ACTIONS], checked by the simulator; 0 where none), from the same draws as
-        numpy's ``uniform_legal``."""
+        numpy's ``uniform_legal``. (The engine's own mask is read in place; another is
+        copied into rows of whole words first.)"""
         u = rng.random(mask.shape[0])
+        if mask is self._mask:
+            rows = self._rows
+        else:
+            rows = np.zeros((mask.shape[0], K.MASK_ROW), bool)
+            rows[:, :NUM_ACTIONS] = mask
         out = np.empty(mask.shape[0], np.int64)
-        rows = np.ascontiguousarray(mask, bool)
-        words = rows.view(np.uint32)
-        if not words.flags.aligned:
-            rows = rows.copy()
-            words = rows.view(np.uint32)
-        self._pick(rows, words, u, out)
+        self._pick(rows, rows.view(np.uint64), u, out)
         return out
