@@ -273,7 +273,7 @@ def richest_home(mask, g):
     return R.ATTACH_BASE + best
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def builder_action(mask, g, s):
     """The builder's decision in game g of ``s`` (``mask[g]``: its legal actions, one at least)."""
     phase, c = s.phase[g], s.current[g]
@@ -301,7 +301,7 @@ def builder_action(mask, g, s):
     return a
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def builder_actions(mask, s, out):
     """out[g] = the builder's decision in every game g of ``s`` (``mask``: the legal masks)."""
     for g in range(out.shape[0]):

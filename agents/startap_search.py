@@ -26,7 +26,7 @@ forget_stale_cache(__file__, K.__file__, C.__file__, R.__file__, B.__file__)
 numba_runtime.describe_kernels(__name__, "Стартап's search rollouts", 60)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def play_out_games(mask, s):
     """Play every game of ``s`` to its end, every seat by the builder."""
     for g in range(mask.shape[0]):
@@ -36,7 +36,7 @@ def play_out_games(mask, s):
         K.legal_game(mask, g, s)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def rollout_choice(mask, s):
     """The builder's decision in game 0 of ``s`` (its legal mask written into ``mask``)."""
     K.legal_game(mask, 0, s)
