@@ -10,6 +10,7 @@ import os
 
 import numpy as np
 import pytest
+from helpers import run_uncompiled
 
 from startups_env.startap import rules as R
 from startups_env.startap.rules import Rules
@@ -146,3 +147,11 @@ def test_the_compiled_observation_equals_numpys_for_every_seat():
             assert np.array_equal(got, expected), (step, seat, np.argwhere(got != expected)[:5])
         sim.step(sim.random_actions(rng=rng))
     assert sim.done.any()
+
+
+def test_the_kernels_python_source_agrees_too():
+    """NUMBA_DISABLE_JIT=1 runs the compiled engine's kernels as the Python they are written
+    in (the prefetch hint a no-op there): they play numpy's games too."""
+    out = run_uncompiled("import test_startap_numba as t; t.play_both(4, 2, seed=1); print('agree')")
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "agree" in out.stdout

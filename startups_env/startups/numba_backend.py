@@ -115,12 +115,7 @@ def _inline(function):
     return numba.njit(cache=True, nogil=True, inline="always")(function)
 
 
-@intrinsic
-def prefetch(typingctx, array, index):
-    """``prefetch(array, (i, j, ...))``: a hint to the CPU to bring the cache line of
-    ``array[i, j, ...]`` in, and nothing else (no load, no effect on any value). A batch
-    kernel issues it for a game a few ahead, whose rows are not where the hardware would
-    look: a loop that spends a few hundred cycles a game otherwise waits on each row."""
+def _prefetch_hint(typingctx, array, index):
     def codegen(context, builder, signature, args):
         array_type, index_type = signature.args
         arr = context.make_array(array_type)(context, builder, args[0])
@@ -133,6 +128,17 @@ def prefetch(typingctx, array, index):
         builder.call(hint, [pointer, i32(0), i32(3), i32(1)])  # (a read, kept in every cache level, data)
         return context.get_dummy_value()
     return numba.types.void(array, index), codegen
+
+
+def _no_hint(array, index) -> None:
+    """(NUMBA_DISABLE_JIT: the kernels run as Python, where a hint means nothing.)"""
+
+
+#: ``prefetch(array, (i, j, ...))`` in a kernel: a hint to the CPU to bring the cache line
+#: of ``array[i, j, ...]`` in, and nothing else (no load, no effect on any value). A batch
+#: kernel issues it for a game a few ahead whose rows lie where the hardware would not look:
+#: a loop that spends a few hundred cycles a game otherwise waits on each of those rows.
+prefetch = _no_hint if numba.config.DISABLE_JIT else intrinsic(_prefetch_hint)
 
 
 class CallSite:
