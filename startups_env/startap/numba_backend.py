@@ -496,8 +496,7 @@ def legal_game(mask, g, s):
             mask[g, R.ATTACH_BASE + card] = feature_home(s, g, c, card)
     elif phase == R.PAYDAY:
         mask[g, R.DONE] = True
-        for sp in range(S):
-            mask[g, R.FIRE_BASE + sp] = s.employees[g, c, sp] > 0
+        legal_fire(mask, g, s, c)
     else:
         legal_main(mask, g, s, c)
 
@@ -523,7 +522,7 @@ def legal_main(mask, g, s, c):
             held = s.opportunity_hand[g, c, j]
             mask[g, R.HIRE_BASE + j] = held & can_hire
             mask[g, R.FRONT_BASE + j] = held & ((OPP_SITUATION[j] >= 0) | can_feature)
-    put_four(mask, g, R.FIRE_BASE, nonzero(s.employees_words[g, c, 0]))
+    legal_fire(mask, g, s, c)
     legal_work(mask, g, s, c)
 
 
@@ -546,6 +545,12 @@ def put_four(mask, g, at, word):
     """mask[g, at + sp] = byte sp of ``word`` (each 0 or 1), sp = 0..3."""
     for sp in range(S):
         mask[g, at + sp] = (word >> (8 * sp)) & 1 != 0
+
+
+@_inline
+def legal_fire(mask, g, s, c):
+    """Firing an employee of a specialty is legal where the player has one (part 2, payday)."""
+    put_four(mask, g, R.FIRE_BASE, nonzero(s.employees_words[g, c, 0]))
 
 
 @_inline
